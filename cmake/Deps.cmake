@@ -1,0 +1,10 @@
+# Every dependency comes from Debian packages (scripts/setup.sh installs them).
+find_package(absl CONFIG REQUIRED)
+find_package(Threads REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+if(TACHYON_BUILD_TESTS)
+  find_package(GTest CONFIG REQUIRED)
+endif()
+if(TACHYON_BUILD_BENCH)
+  find_package(benchmark CONFIG REQUIRED)
+endif()

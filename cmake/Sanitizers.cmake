@@ -1,0 +1,6 @@
+# TACHYON_SANITIZE=address,undefined (the asan preset) or thread.
+set(TACHYON_SANITIZE "" CACHE STRING "Sanitizers to build with (e.g. address,undefined)")
+if(TACHYON_SANITIZE)
+  add_compile_options(-fsanitize=${TACHYON_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${TACHYON_SANITIZE})
+endif()

@@ -1,0 +1,154 @@
+#pragma once
+// StateUpdate: what the engine tells the world after each tx. Fixed-size, trivially copyable
+// records (the codec of issue 3 frames them for the journal and the apply ring).
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "tachyon/core/reject.hpp"
+#include "tachyon/core/units.hpp"
+#include "tachyon/engine/tx.hpp"
+
+namespace tachyon {
+
+enum class UpdateType : uint8_t {
+  kTxResult = 1,
+  kOrderAdded = 2,
+  kOrderReduced = 3,   // partial fill or size change in place (priority kept)
+  kOrderRemoved = 4,
+  kTrade = 5,
+  kPosition = 6,
+  kBalance = 7,
+  kMarkPrice = 8,
+  kMarket = 9,         // created or parameters/status changed
+  kAccount = 10,       // created (deposit or sub-account)
+  kApiKey = 11,        // registered or rotated
+};
+
+// Lighter's order statuses for why an order left the book.
+enum class RemoveReason : uint8_t {
+  kFilled = 0,
+  kCanceled = 1,            // by the owner
+  kExpired = 2,             // good-till-time reached
+  kPostOnly = 3,            // canceled-post-only: would have crossed
+  kIocRemainder = 4,        // canceled: IOC / market remainder
+  kSelfTrade = 5,           // canceled-self-trade
+  kReduceOnly = 6,          // canceled-reduce-only: nothing left to reduce
+  kMarketProtection = 7,    // canceled: market order hit its price protection bound
+  kModified = 8,            // left its level to be re-placed by ModifyOrder (same order index)
+  kMarketHalted = 9,        // reserved for the circuit breaker
+  kCancelAll = 10,
+};
+
+enum class BalanceReason : uint8_t { kDeposit = 0, kWithdraw = 1, kTransferIn = 2, kTransferOut = 3,
+                                     kFee = 4, kRealizedPnl = 5, kTrade = 6 };
+
+struct TxResultUpdate {
+  uint64_t seq;
+  AccountIndex account;
+  OrderIndex order_index;    // order created or touched, 0 if none
+  Reject reject;
+  TxType type;
+  uint8_t api_key_index;
+};
+
+struct OrderUpdate {
+  OrderIndex order_index;
+  uint64_t client_order_index;
+  AccountIndex account;
+  Ticks price;
+  Lots remaining;            // after the change
+  Lots initial;
+  int64_t expiry_ms;
+  MarketId market;
+  uint8_t is_ask;
+  OrderType type;
+  TimeInForce tif;
+  RemoveReason reason;       // kOrderRemoved only
+  uint8_t reduce_only;
+};
+
+struct TradeUpdate {
+  uint64_t trade_id;
+  OrderIndex maker_order;
+  OrderIndex taker_order;
+  AccountIndex maker;
+  AccountIndex taker;
+  Ticks price;
+  Lots size;
+  Usdc maker_fee;
+  Usdc taker_fee;
+  MarketId market;
+  uint8_t taker_is_ask;
+};
+
+struct PositionUpdate {
+  AccountIndex account;
+  Lots size;                 // signed
+  Usdc entry_notional;       // signed cost basis
+  Usdc realized_pnl;         // cumulative
+  MarketId market;
+};
+
+struct BalanceUpdate {
+  AccountIndex account;
+  Usdc collateral;           // after
+  Usdc delta;
+  BalanceReason reason;
+};
+
+struct MarkPriceUpdate {
+  Ticks mark;
+  Ticks index;
+  Lots open_interest;
+  MarketId market;
+};
+
+struct MarketUpdate {
+  MarketId market;
+  MarketStatus status;
+};
+
+struct AccountUpdate {
+  AccountIndex account;
+  AccountIndex master;
+};
+
+struct ApiKeyUpdate {
+  AccountIndex account;
+  uint32_t version;
+  uint8_t key_index;
+};
+
+struct StateUpdate {
+  UpdateType type;
+  int64_t time_ns;
+  union {
+    TxResultUpdate result;
+    OrderUpdate order;
+    TradeUpdate trade;
+    PositionUpdate position;
+    BalanceUpdate balance;
+    MarkPriceUpdate mark;
+    MarketUpdate market;
+    AccountUpdate account;
+    ApiKeyUpdate api_key;
+  };
+  StateUpdate() { std::memset(static_cast<void*>(this), 0, sizeof(*this)); }
+};
+static_assert(std::is_trivially_copyable_v<StateUpdate>);
+
+// Receives updates on the sequencer thread, in order. Must not call back into the engine.
+class UpdateSink {
+ public:
+  virtual ~UpdateSink() = default;
+  virtual void on_update(const StateUpdate& u) = 0;
+};
+
+// Drops everything (replay, benchmarks of the engine alone).
+class NullSink final : public UpdateSink {
+ public:
+  void on_update(const StateUpdate&) override {}
+};
+
+}  // namespace tachyon

@@ -1,0 +1,25 @@
+#pragma once
+// Per-tx execution context, private to the engine's translation units.
+#include <cstdint>
+
+#include "tachyon/engine/engine.hpp"
+
+namespace tachyon {
+
+struct Engine::Ctx {
+  UpdateSink& sink;
+  const Tx& tx;
+  int64_t now_ns;
+  int64_t now_ms;
+  uint64_t touched[4] = {0, 0, 0, 0};  // markets whose book or index changed: mark to refresh
+
+  void touch(MarketId m) { touched[m >> 6] |= uint64_t{1} << (m & 63); }
+  StateUpdate make(UpdateType t) const {
+    StateUpdate u;
+    u.type = t;
+    u.time_ns = now_ns;
+    return u;
+  }
+};
+
+}  // namespace tachyon

@@ -1,0 +1,350 @@
+// Engine: the execute() switch, authentication, accounts, keys, transfers and operator txs.
+#include "tachyon/engine/engine.hpp"
+
+#include <algorithm>
+
+#include "context.hpp"
+
+namespace tachyon {
+
+bool is_operator_tx(TxType t) {
+  return t == TxType::kDeposit || t == TxType::kCreateMarket || t == TxType::kUpdateMarket ||
+         t == TxType::kSetIndexPrice;
+}
+
+Engine::Engine(const EngineConfig& cfg) : cfg_(cfg), pool_(cfg.max_orders), expiries_(pool_) {
+  accounts_.reserve(cfg.expected_accounts);
+  account_slot_.reserve(cfg.expected_accounts);
+  order_slot_.reserve(cfg.max_orders);
+  coi_slot_.reserve(cfg.max_orders);
+  for (int i = 0; i < kMaxMarkets; ++i) markets_[i].id = static_cast<MarketId>(i);
+  // Genesis: the fee account and the insurance fund exist from the start, with no keys.
+  NullSink null;
+  Tx genesis;
+  Ctx c{null, genesis, 0, 0};
+  create_account(c, cfg.fee_account, cfg.fee_account);
+  if (cfg.insurance_account != cfg.fee_account)
+    create_account(c, cfg.insurance_account, cfg.insurance_account);
+}
+
+TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
+  Ctx c{sink, tx, tx.h.time_ns, tx.h.time_ns / 1'000'000};
+  last_seq_ = tx.h.seq;
+  expire_orders(c, c.now_ms);
+  TxResult r;
+  switch (tx.h.type) {
+    case TxType::kDeposit: r.reject = deposit(tx, c); break;
+    case TxType::kCreateMarket: r.reject = create_market(tx, c); break;
+    case TxType::kUpdateMarket: r.reject = update_market(tx, c); break;
+    case TxType::kSetIndexPrice: r.reject = set_index_price(tx, c); break;
+    case TxType::kChangePubKey: r.reject = change_pub_key(tx, c); break;
+    case TxType::kCreateSubAccount: r.reject = create_sub_account(tx, c); break;
+    case TxType::kTransfer: r.reject = transfer(tx, c); break;
+    case TxType::kWithdraw: r.reject = withdraw(tx, c); break;
+    case TxType::kCreateOrder: r.reject = create_order(tx, c, r.order_index); break;
+    case TxType::kCancelOrder: r.reject = cancel_order(tx, c, r.order_index); break;
+    case TxType::kCancelAllOrders: r.reject = cancel_all(tx, c); break;
+    case TxType::kModifyOrder: r.reject = modify_order(tx, c, r.order_index); break;
+    case TxType::kUpdateLeverage: r.reject = update_leverage(tx, c); break;
+    default: r.reject = Reject::kUnsupportedTxType; break;
+  }
+  for (int w = 0; w < 4; ++w) {
+    for (uint64_t bits = c.touched[w]; bits != 0; bits &= bits - 1) {
+      update_mark(c, markets_[w * 64 + __builtin_ctzll(bits)]);
+    }
+  }
+  StateUpdate u = c.make(UpdateType::kTxResult);
+  u.result = TxResultUpdate{tx.h.seq, tx.h.account, r.order_index, r.reject, tx.h.type,
+                            tx.h.api_key_index};
+  sink.on_update(u);
+  return r;
+}
+
+// ---- authentication (precedence: expiry → account → key → key version → nonce) ----
+
+Reject Engine::check_operator(const Tx& tx) const {
+  if (tx.h.expired_at_ms != 0 && tx.h.time_ns / 1'000'000 > tx.h.expired_at_ms)
+    return Reject::kTxExpired;
+  if (tx.h.nonce != operator_nonce_) return Reject::kInvalidNonce;
+  return Reject::kOk;
+}
+
+Reject Engine::authenticate(const Tx& tx, Ctx& c, Account*& acct, ApiKey*& key) {
+  if (tx.h.expired_at_ms != 0 && c.now_ms > tx.h.expired_at_ms) return Reject::kTxExpired;
+  acct = find_account(tx.h.account);
+  if (acct == nullptr) return Reject::kAccountNotFound;
+  if (tx.h.api_key_index >= kMaxApiKeys) return Reject::kInvalidApiKeyIndex;
+  key = acct->key(tx.h.api_key_index);
+  if (key == nullptr) return Reject::kApiKeyNotFound;
+  if (tx.h.key_version != key->version) return Reject::kStaleKeyVersion;
+  if (tx.h.flags & kTxFlagSkipNonce) {
+    if (tx.h.nonce < key->next_nonce) return Reject::kInvalidNonce;
+  } else if (tx.h.nonce != key->next_nonce) {
+    return Reject::kInvalidNonce;
+  }
+  return Reject::kOk;
+}
+
+void Engine::consume_nonce(ApiKey& key, const Tx& tx) { key.next_nonce = tx.h.nonce + 1; }
+
+Account* Engine::find_account(AccountIndex a) {
+  auto it = account_slot_.find(a);
+  return it == account_slot_.end() ? nullptr : &accounts_[it->second];
+}
+
+const Account* Engine::account(AccountIndex a) const {
+  auto it = account_slot_.find(a);
+  return it == account_slot_.end() ? nullptr : &accounts_[it->second];
+}
+
+const Order* Engine::order(OrderIndex id) const {
+  auto it = order_slot_.find(id);
+  return it == order_slot_.end() ? nullptr : &pool_[it->second];
+}
+
+Account& Engine::create_account(Ctx& c, AccountIndex index, AccountIndex master) {
+  uint32_t slot = static_cast<uint32_t>(accounts_.size());
+  Account& a = accounts_.emplace_back();
+  a.index = index;
+  a.master = master;
+  a.collateral = 0;
+  a.l1_address = {};
+  account_slot_.emplace(index, slot);
+  StateUpdate u = c.make(UpdateType::kAccount);
+  u.account = AccountUpdate{index, master};
+  c.sink.on_update(u);
+  return a;
+}
+
+// ---- operator ----
+
+Reject Engine::deposit(const Tx& tx, Ctx& c) {
+  if (Reject r = check_operator(tx); r != Reject::kOk) return r;
+  const DepositTx& d = tx.deposit;
+  if (d.to_account > kMaxAccountIndex) return Reject::kInvalidAccountIndex;
+  Account* a = find_account(d.to_account);
+  if (a == nullptr && d.to_account >= kFirstSubAccountIndex) return Reject::kInvalidAccountIndex;
+  if (d.amount <= 0 || d.amount > (int64_t{1} << 53)) return Reject::kInvalidTransferAmount;
+  const bool with_key = std::any_of(d.pubkey.begin(), d.pubkey.end(), [](uint8_t b) { return b; });
+  if (with_key && d.api_key_index >= kMaxApiKeys) return Reject::kInvalidApiKeyIndex;
+  ++operator_nonce_;
+  if (a == nullptr) {
+    a = &create_account(c, d.to_account, d.to_account);
+    a->l1_address = d.l1_address;
+  }
+  a->collateral += d.amount;
+  total_deposits_ += d.amount;
+  emit_balance(c, *a, d.amount, BalanceReason::kDeposit);
+  if (with_key) {
+    ApiKey& k = a->key_or_add(d.api_key_index);
+    k.pubkey = d.pubkey;
+    ++k.version;
+    StateUpdate u = c.make(UpdateType::kApiKey);
+    u.api_key = ApiKeyUpdate{a->index, k.version, k.index};
+    c.sink.on_update(u);
+  }
+  return Reject::kOk;
+}
+
+bool market_params_valid(const MarketParams& p) {
+  if (p.symbol[0] == 0 || p.symbol.back() != 0) return false;
+  if (p.size_decimals + p.price_decimals > kQuoteDecimals) return false;
+  if (static_cast<uint8_t>(p.status) > static_cast<uint8_t>(MarketStatus::kHalted)) return false;
+  if (p.taker_fee_ppm < 0 || p.taker_fee_ppm > 100'000) return false;
+  if (p.maker_fee_ppm < 0 || p.maker_fee_ppm > 100'000) return false;
+  if (!(0 < p.cmf && p.cmf < p.mmf && p.mmf < p.min_imf && p.min_imf <= p.default_imf &&
+        p.default_imf <= kFractionOne))
+    return false;
+  if (p.price_band <= 0 || p.price_band > kFractionOne) return false;
+  if (p.market_protection <= 0 || p.market_protection > kFractionOne) return false;
+  if (p.min_base_lots < 1 || p.min_base_lots > kMaxBaseAmount || p.min_quote_usdc < 0) return false;
+  if (p.max_orders_per_account < 1 || p.max_orders < 1) return false;
+  return true;
+}
+
+Reject Engine::create_market(const Tx& tx, Ctx& c) {
+  if (Reject r = check_operator(tx); r != Reject::kOk) return r;
+  const CreateMarketTx& cm = tx.create_market;
+  if (cm.market >= kMaxMarkets) return Reject::kInvalidMarket;
+  if (markets_[cm.market].exists) return Reject::kMarketExists;
+  if (!market_params_valid(cm.params)) return Reject::kInvalidMarketConfig;
+  if (cm.index_price <= 0 || cm.index_price > kMaxPriceTicks) return Reject::kInvalidIndexPrice;
+  ++operator_nonce_;
+  Market& m = markets_[cm.market];
+  m.exists = true;
+  m.params = cm.params;
+  m.quote_multiplier = pow10_i64(kQuoteDecimals - cm.params.size_decimals - cm.params.price_decimals);
+  m.index_price = cm.index_price;
+  m.mark_price = 0;  // refreshed below through touch()
+  m.book.reserve(cfg_.levels_per_side);
+  c.touch(cm.market);
+  StateUpdate u = c.make(UpdateType::kMarket);
+  u.market = MarketUpdate{cm.market, cm.params.status};
+  c.sink.on_update(u);
+  return Reject::kOk;
+}
+
+Reject Engine::update_market(const Tx& tx, Ctx& c) {
+  if (Reject r = check_operator(tx); r != Reject::kOk) return r;
+  const UpdateMarketTx& um = tx.update_market;
+  if (um.market >= kMaxMarkets || !markets_[um.market].exists) return Reject::kInvalidMarket;
+  Market& m = markets_[um.market];
+  if (!market_params_valid(um.params) || um.params.symbol != m.params.symbol ||
+      um.params.size_decimals != m.params.size_decimals ||
+      um.params.price_decimals != m.params.price_decimals)
+    return Reject::kInvalidMarketConfig;
+  ++operator_nonce_;
+  m.params = um.params;
+  StateUpdate u = c.make(UpdateType::kMarket);
+  u.market = MarketUpdate{um.market, um.params.status};
+  c.sink.on_update(u);
+  return Reject::kOk;
+}
+
+Reject Engine::set_index_price(const Tx& tx, Ctx& c) {
+  if (Reject r = check_operator(tx); r != Reject::kOk) return r;
+  const SetIndexPriceTx& s = tx.set_index;
+  if (s.market >= kMaxMarkets || !markets_[s.market].exists) return Reject::kInvalidMarket;
+  if (s.index_price <= 0 || s.index_price > kMaxPriceTicks) return Reject::kInvalidIndexPrice;
+  ++operator_nonce_;
+  markets_[s.market].index_price = s.index_price;
+  c.touch(s.market);
+  return Reject::kOk;
+}
+
+// ---- accounts and keys ----
+
+Reject Engine::change_pub_key(const Tx& tx, Ctx& c) {
+  Account* a = nullptr;
+  ApiKey* signer = nullptr;
+  if (Reject r = authenticate(tx, c, a, signer); r != Reject::kOk) return r;
+  const ChangePubKeyTx& k = tx.change_key;
+  if (k.target_key_index >= kMaxApiKeys) return Reject::kInvalidApiKeyIndex;
+  if (std::all_of(k.pubkey.begin(), k.pubkey.end(), [](uint8_t b) { return b == 0; }))
+    return Reject::kInvalidPubKey;
+  consume_nonce(*signer, tx);
+  ApiKey& target = a->key_or_add(k.target_key_index);  // may move `signer`: not used below
+  target.pubkey = k.pubkey;
+  ++target.version;  // in-flight txs verified against the old key are now refused
+  StateUpdate u = c.make(UpdateType::kApiKey);
+  u.api_key = ApiKeyUpdate{a->index, target.version, target.index};
+  c.sink.on_update(u);
+  return Reject::kOk;
+}
+
+Reject Engine::create_sub_account(const Tx& tx, Ctx& c) {
+  Account* a = nullptr;
+  ApiKey* key = nullptr;
+  if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
+  if (next_sub_account_ > kMaxAccountIndex) return Reject::kTooManySubAccounts;
+  consume_nonce(*key, tx);
+  // The new account starts with a copy of the signing key (fresh nonce) so the same key holder
+  // can trade it at once; `a` and `key` may dangle after create_account.
+  const ApiKey signer = *key;
+  const AccountIndex master = a->master;
+  const auto l1 = a->l1_address;
+  Account& sub = create_account(c, next_sub_account_++, master);
+  sub.l1_address = l1;
+  ApiKey& k = sub.key_or_add(signer.index);
+  k.pubkey = signer.pubkey;
+  k.version = 1;
+  k.next_nonce = 0;
+  StateUpdate u = c.make(UpdateType::kApiKey);
+  u.api_key = ApiKeyUpdate{sub.index, k.version, k.index};
+  c.sink.on_update(u);
+  return Reject::kOk;
+}
+
+// What an account may move out: collateral, but never below its initial margin.
+static Usdc free_collateral(const Account& a, const MarginInfo& mi) {
+  __int128 f = std::min<__int128>(a.collateral, mi.tav - mi.imr);
+  return f < 0 ? 0 : static_cast<Usdc>(std::min<__int128>(f, INT64_MAX));
+}
+
+Reject Engine::transfer(const Tx& tx, Ctx& c) {
+  Account* from = nullptr;
+  ApiKey* key = nullptr;
+  if (Reject r = authenticate(tx, c, from, key); r != Reject::kOk) return r;
+  const TransferTx& t = tx.transfer;
+  if (t.asset != 3) return Reject::kInvalidAsset;
+  if (t.amount <= 0 || t.amount > (int64_t{1} << 53)) return Reject::kInvalidTransferAmount;
+  if (t.fee < 0 || t.fee > (int64_t{1} << 53)) return Reject::kInvalidFee;
+  if (t.to_account == from->index) return Reject::kSelfTransfer;
+  Account* to = find_account(t.to_account);
+  if (to == nullptr) return Reject::kAccountNotFound;
+  if (t.amount + t.fee > free_collateral(*from, margin(*from))) return Reject::kInsufficientCollateral;
+  consume_nonce(*key, tx);
+  from->collateral -= t.amount + t.fee;
+  emit_balance(c, *from, -t.amount - t.fee, BalanceReason::kTransferOut);
+  to->collateral += t.amount;
+  emit_balance(c, *to, t.amount, BalanceReason::kTransferIn);
+  if (t.fee > 0) {
+    Account* fee = find_account(cfg_.fee_account);
+    fee->collateral += t.fee;
+    emit_balance(c, *fee, t.fee, BalanceReason::kFee);
+  }
+  return Reject::kOk;
+}
+
+Reject Engine::withdraw(const Tx& tx, Ctx& c) {
+  Account* a = nullptr;
+  ApiKey* key = nullptr;
+  if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
+  const WithdrawTx& w = tx.withdraw;
+  if (w.asset != 3) return Reject::kInvalidAsset;
+  if (w.amount <= 0 || w.amount > (int64_t{1} << 53)) return Reject::kInvalidTransferAmount;
+  if (w.amount > free_collateral(*a, margin(*a))) return Reject::kInsufficientCollateral;
+  consume_nonce(*key, tx);
+  a->collateral -= w.amount;
+  total_withdrawals_ += w.amount;
+  emit_balance(c, *a, -w.amount, BalanceReason::kWithdraw);
+  return Reject::kOk;
+}
+
+Reject Engine::update_leverage(const Tx& tx, Ctx& c) {
+  Account* a = nullptr;
+  ApiKey* key = nullptr;
+  if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
+  const UpdateLeverageTx& l = tx.leverage;
+  if (l.market >= kMaxMarkets || !markets_[l.market].exists) return Reject::kInvalidMarket;
+  if (l.margin_mode != 0) return Reject::kUnsupportedMarginMode;
+  const Market& m = markets_[l.market];
+  if (l.imf < m.params.min_imf || l.imf > kFractionOne) return Reject::kInvalidLeverage;
+  const bool had_entry = a->position(l.market) != nullptr;
+  Position& p = a->position_or_add(l.market);
+  const Bps4 old = p.imf;
+  p.imf = l.imf;
+  MarginInfo mi = margin(*a);
+  if (mi.tav < mi.imr && l.imf > old) {  // lowering the fraction is always allowed
+    p.imf = old;
+    if (!had_entry) a->positions.erase(a->positions.begin() + (&p - a->positions.data()));
+    return Reject::kNotEnoughMargin;
+  }
+  consume_nonce(*key, tx);
+  emit_position(c, *a, p);
+  return Reject::kOk;
+}
+
+// ---- emitters ----
+
+void Engine::emit_balance(Ctx& c, const Account& a, Usdc delta, BalanceReason why) {
+  StateUpdate u = c.make(UpdateType::kBalance);
+  u.balance = BalanceUpdate{a.index, a.collateral, delta, why};
+  c.sink.on_update(u);
+}
+
+void Engine::emit_position(Ctx& c, const Account& a, const Position& p) {
+  StateUpdate u = c.make(UpdateType::kPosition);
+  u.position = PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl, p.market};
+  c.sink.on_update(u);
+}
+
+void Engine::emit_order(Ctx& c, UpdateType t, const Order& o, RemoveReason why) {
+  StateUpdate u = c.make(t);
+  u.order = OrderUpdate{o.order_index, o.client_order_index, o.account, o.price, o.remaining,
+                        o.initial, o.expiry_ms, o.market, o.is_ask, o.type, o.tif, why,
+                        o.reduce_only};
+  c.sink.on_update(u);
+}
+
+}  // namespace tachyon

@@ -1,0 +1,121 @@
+// Engine: cancel, cancel-all, modify, expiries and the mark price.
+#include <algorithm>
+
+#include "context.hpp"
+#include "tachyon/engine/engine.hpp"
+
+namespace tachyon {
+
+Reject Engine::cancel_order(const Tx& tx, Ctx& c, OrderIndex& out) {
+  Account* a = nullptr;
+  ApiKey* key = nullptr;
+  if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
+  const CancelOrderTx& x = tx.cancel;
+  if (x.market >= kMaxMarkets || !markets_[x.market].exists) return Reject::kInvalidMarket;
+  const uint32_t slot = find_order(*a, x.market, x.index);
+  if (slot == kNoSlot) return Reject::kOrderNotFound;
+  consume_nonce(*key, tx);
+  out = pool_[slot].order_index;
+  remove_order(c, slot, RemoveReason::kCanceled);
+  return Reject::kOk;
+}
+
+Reject Engine::cancel_all(const Tx& tx, Ctx& c) {
+  Account* a = nullptr;
+  ApiKey* key = nullptr;
+  if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
+  const CancelAllOrdersTx& x = tx.cancel_all;
+  if (x.tif != 0) return Reject::kUnsupportedCancelAllMode;
+  if (x.market != kAllMarkets && (x.market >= kMaxMarkets || !markets_[x.market].exists))
+    return Reject::kInvalidMarket;
+  consume_nonce(*key, tx);
+  for (uint32_t s = a->order_head; s != kNoSlot;) {
+    const uint32_t next = pool_[s].acct_next;
+    if (x.market == kAllMarkets || pool_[s].market == x.market)
+      remove_order(c, s, RemoveReason::kCancelAll);
+    s = next;
+  }
+  return Reject::kOk;
+}
+
+Reject Engine::modify_order(const Tx& tx, Ctx& c, OrderIndex& out) {
+  Account* a = nullptr;
+  ApiKey* key = nullptr;
+  if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
+  const ModifyOrderTx& x = tx.modify;
+  if (x.market >= kMaxMarkets || !markets_[x.market].exists) return Reject::kInvalidMarket;
+  Market& m = markets_[x.market];
+  const uint32_t slot = find_order(*a, x.market, x.index);
+  if (slot == kNoSlot) return Reject::kOrderNotFound;
+  Order& o = pool_[slot];
+  switch (m.params.status) {
+    case MarketStatus::kActive: break;
+    case MarketStatus::kPostOnly:
+      if (o.tif != TimeInForce::kPostOnly) return Reject::kMarketStatus;
+      break;
+    case MarketStatus::kReduceOnly:
+      if (!o.reduce_only) return Reject::kMarketStatus;
+      break;
+    case MarketStatus::kHalted: return Reject::kMarketStatus;
+  }
+  if (x.trigger_price != 0) return Reject::kInvalidTrigger;
+  if (x.base_amount <= 0 || x.base_amount > kMaxBaseAmount) return Reject::kInvalidBaseAmount;
+  if (x.price <= 0 || x.price > kMaxPriceTicks) return Reject::kInvalidPrice;
+  if (!o.reduce_only) {
+    if (x.base_amount < m.params.min_base_lots) return Reject::kInvalidBaseAmount;
+    if (m.notional(x.base_amount, x.price) < m.params.min_quote_usdc) return Reject::kInvalidAmount;
+  }
+  if (Reject r = check_price_band(m, o.is_ask, x.price); r != Reject::kOk) return r;
+  if (!o.reduce_only) {
+    const Lots delta = x.base_amount - o.remaining;
+    __int128 imr_before = 0;
+    MarginInfo mi = margin_with(*a, m.id, o.is_ask ? 0 : delta, o.is_ask ? delta : 0, &imr_before);
+    if (mi.tav < mi.imr && mi.imr > imr_before) return Reject::kNotEnoughMargin;
+  }
+  consume_nonce(*key, tx);
+  out = o.order_index;
+  if (x.price == o.price && x.base_amount <= o.remaining) {  // keeps time priority
+    reduce_resting(c, m, slot, o.remaining - x.base_amount, RemoveReason::kCanceled);
+    return Reject::kOk;
+  }
+  // Loses priority: leaves its level and comes back as a taker with the same order index.
+  unrest(m, *a, slot);
+  emit_order(c, UpdateType::kOrderRemoved, o, RemoveReason::kModified);
+  c.touch(m.id);
+  o.initial = (o.initial - o.remaining) + x.base_amount;
+  o.remaining = x.base_amount;
+  o.price = x.price;
+  if (o.reduce_only) o.remaining = std::min(o.remaining, reduce_only_room(*a, m.id, o.is_ask));
+  if (o.remaining == 0) {
+    finish_taker(c, slot, RemoveReason::kReduceOnly);
+  } else if (o.tif == TimeInForce::kPostOnly && m.book.crosses(o.is_ask, o.price)) {
+    finish_taker(c, slot, RemoveReason::kPostOnly);
+  } else {
+    match_and_rest(c, m, *a, slot, o.price, false);
+  }
+  return Reject::kOk;
+}
+
+void Engine::expire_orders(Ctx& c, int64_t now_ms) {
+  while (!expiries_.empty() && pool_[expiries_.top()].expiry_ms <= now_ms) {
+    remove_order(c, expiries_.top(), RemoveReason::kExpired);
+  }
+}
+
+// Mark = median(index, best bid, best ask); the index alone when a side is empty.
+void Engine::update_mark(Ctx& c, Market& m) {
+  const Level* bid = m.book.best(false);
+  const Level* ask = m.book.best(true);
+  Ticks mark = m.index_price;
+  if (bid != nullptr && ask != nullptr) {
+    mark = std::max(std::min(m.index_price, bid->price),
+                    std::min(std::max(m.index_price, bid->price), ask->price));
+  }
+  if (mark == m.mark_price) return;
+  m.mark_price = mark;
+  StateUpdate u = c.make(UpdateType::kMarkPrice);
+  u.mark = MarkPriceUpdate{m.mark_price, m.index_price, m.open_interest, m.id};
+  c.sink.on_update(u);
+}
+
+}  // namespace tachyon

@@ -1,0 +1,329 @@
+// Engine: order transactions and matching (price-time priority, maker's price).
+#include <algorithm>
+
+#include "context.hpp"
+#include "tachyon/engine/engine.hpp"
+
+namespace tachyon {
+
+namespace {
+Lots abs_lots(Lots v) { return v < 0 ? -v : v; }
+
+Reject check_market_status(const Market& m, TimeInForce tif, bool reduce_only) {
+  switch (m.params.status) {
+    case MarketStatus::kActive: return Reject::kOk;
+    case MarketStatus::kPostOnly:
+      return tif == TimeInForce::kPostOnly ? Reject::kOk : Reject::kMarketStatus;
+    case MarketStatus::kReduceOnly: return reduce_only ? Reject::kOk : Reject::kMarketStatus;
+    case MarketStatus::kHalted: return Reject::kMarketStatus;
+  }
+  return Reject::kMarketStatus;
+}
+}  // namespace
+
+Reject Engine::check_price_band(const Market& m, bool is_ask, Ticks price) const {
+  const __int128 lhs = static_cast<__int128>(price) * kFractionOne;
+  const __int128 mark = m.mark_price;
+  if (!is_ask && lhs > mark * (kFractionOne + m.params.price_band)) return Reject::kPriceBandFatFinger;
+  if (is_ask && lhs < mark * (kFractionOne - m.params.price_band)) return Reject::kPriceBandFatFinger;
+  return Reject::kOk;
+}
+
+Lots Engine::reduce_only_room(const Account& a, MarketId m, bool is_ask) const {
+  const Position* p = a.position(m);
+  if (p == nullptr) return 0;
+  if (is_ask) return p->size > 0 ? p->size : 0;
+  return p->size < 0 ? -p->size : 0;
+}
+
+uint32_t Engine::find_order(const Account& a, MarketId m, uint64_t index) const {
+  uint32_t slot = kNoSlot;
+  if (index >= kFirstOrderIndex) {
+    auto it = order_slot_.find(index);
+    if (it != order_slot_.end()) slot = it->second;
+  } else if (index != 0) {
+    auto it = coi_slot_.find(CoiKey{a.index, index});
+    if (it != coi_slot_.end()) slot = it->second;
+  }
+  if (slot == kNoSlot) return kNoSlot;
+  const Order& o = pool_[slot];
+  return (o.account == a.index && o.market == m) ? slot : kNoSlot;
+}
+
+Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
+  Account* a = nullptr;
+  ApiKey* key = nullptr;
+  if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
+  const CreateOrderTx& o = tx.order;
+  // market and its status
+  if (o.market >= kMaxMarkets || !markets_[o.market].exists) return Reject::kInvalidMarket;
+  Market& m = markets_[o.market];
+  if (Reject r = check_market_status(m, o.tif, o.reduce_only); r != Reject::kOk) return r;
+  // order shape
+  const bool is_market = o.type == OrderType::kMarket;
+  if (o.type != OrderType::kLimit && !is_market) return Reject::kInvalidOrderType;
+  if (static_cast<uint8_t>(o.tif) > static_cast<uint8_t>(TimeInForce::kPostOnly))
+    return Reject::kInvalidTimeInForce;
+  if (o.is_ask > 1 || o.reduce_only > 1) return Reject::kInvalidTxInfo;
+  if (static_cast<uint8_t>(o.stp) > static_cast<uint8_t>(StpMode::kDecrement))
+    return Reject::kInvalidStpMode;
+  if (o.trigger_price != 0) return Reject::kInvalidTrigger;
+  if (is_market && o.tif != TimeInForce::kIoc) return Reject::kInvalidTimeInForce;
+  if (o.tif == TimeInForce::kIoc ? o.order_expiry_ms != 0 : o.order_expiry_ms <= c.now_ms)
+    return Reject::kInvalidExpiry;
+  if (o.client_order_index > kMaxClientOrderIndex) return Reject::kInvalidClientOrderIndex;
+  if (o.client_order_index != 0 && coi_slot_.contains(CoiKey{a->index, o.client_order_index}))
+    return Reject::kClientOrderIndexExists;
+  // amounts
+  if (o.base_amount < 0 || o.base_amount > kMaxBaseAmount || (o.base_amount == 0 && !o.reduce_only))
+    return Reject::kInvalidBaseAmount;
+  if (o.price <= 0 || o.price > kMaxPriceTicks) return Reject::kInvalidPrice;
+  if (!o.reduce_only) {  // reduce-only may close dust below the minimums
+    if (o.base_amount < m.params.min_base_lots) return Reject::kInvalidBaseAmount;
+    if (m.notional(o.base_amount, o.price) < m.params.min_quote_usdc) return Reject::kInvalidAmount;
+  }
+  // price bands against the mark
+  const __int128 mark = m.mark_price;
+  const __int128 px = static_cast<__int128>(o.price) * kFractionOne;
+  if (!is_market) {
+    if (Reject r = check_price_band(m, o.is_ask, o.price); r != Reject::kOk) return r;
+  } else if (o.is_ask ? px > mark * (kFractionOne + m.params.price_band)
+                      : px < mark * (kFractionOne - m.params.price_band)) {
+    return Reject::kFarFromMark;  // a protection bound that can never fill near the mark
+  }
+  // reduce-only: only ever shrinks the position
+  Lots size = o.base_amount;
+  if (o.reduce_only) {
+    const Position* p = a->position(o.market);
+    if (p == nullptr || p->size == 0) return Reject::kNoPosition;
+    const Lots room = reduce_only_room(*a, o.market, o.is_ask);
+    if (room == 0) return Reject::kReduceOnlyIncreasesPosition;
+    size = size == 0 ? room : std::min(size, room);
+  }
+  // capacity
+  if (pool_.full()) return Reject::kBookFull;
+  if (o.tif != TimeInForce::kIoc) {
+    const Position* p = a->position(o.market);
+    if (p != nullptr && p->open_orders >= static_cast<uint32_t>(m.params.max_orders_per_account))
+      return Reject::kMaxOrdersPerAccount;
+    if (m.open_orders >= m.params.max_orders) return Reject::kMaxOrdersPerMarket;
+  }
+  // margin
+  if (!o.reduce_only) {
+    if (Reject r = check_order_margin(*a, m, o.is_ask, size); r != Reject::kOk) return r;
+  }
+  // accepted: from here on nothing is refused
+  consume_nonce(*key, tx);
+  const uint32_t slot = pool_.alloc();
+  Order& ord = pool_[slot];
+  ord.order_index = next_order_index_++;
+  ord.client_order_index = o.client_order_index;
+  ord.account = a->index;
+  ord.account_slot = account_slot_.find(a->index)->second;
+  ord.price = o.price;
+  ord.remaining = size;
+  ord.initial = size;
+  ord.expiry_ms = o.order_expiry_ms;
+  ord.prev = ord.next = ord.acct_prev = ord.acct_next = ord.heap_pos = kNoSlot;
+  ord.market = o.market;
+  ord.is_ask = o.is_ask;
+  ord.type = o.type;
+  ord.tif = o.tif;
+  ord.reduce_only = o.reduce_only;
+  ord.stp = o.stp;
+  out = ord.order_index;
+  Ticks bound = o.price;
+  if (is_market) {  // price protection: never walk further than the market's band from mark
+    const Bps4 prot = m.params.market_protection;
+    if (o.is_ask) {
+      bound = std::max<Ticks>(o.price, static_cast<Ticks>(
+                                           ceil_div(mark * (kFractionOne - prot), kFractionOne)));
+    } else {
+      bound = std::min<Ticks>(o.price, static_cast<Ticks>(mark * (kFractionOne + prot) / kFractionOne));
+    }
+  }
+  if (o.tif == TimeInForce::kPostOnly && m.book.crosses(o.is_ask, o.price)) {
+    finish_taker(c, slot, RemoveReason::kPostOnly);
+    return Reject::kOk;
+  }
+  match_and_rest(c, m, *a, slot, bound, is_market);
+  return Reject::kOk;
+}
+
+void Engine::match_and_rest(Ctx& c, Market& m, Account& taker, uint32_t slot, Ticks bound,
+                            bool is_market) {
+  Order& t = pool_[slot];
+  bool hit_bound = false;
+  while (t.remaining > 0) {
+    const Level* best = m.book.best(!t.is_ask);
+    if (best == nullptr) break;
+    if (t.is_ask ? best->price < bound : best->price > bound) {
+      hit_bound = true;
+      break;
+    }
+    const uint32_t ms = best->head;
+    Order& mk = pool_[ms];
+    if (mk.account == t.account) {  // self-trade prevention: the taker's setting decides
+      switch (t.stp) {
+        case StpMode::kExpireMaker: remove_order(c, ms, RemoveReason::kSelfTrade); continue;
+        case StpMode::kExpireBoth: remove_order(c, ms, RemoveReason::kSelfTrade); [[fallthrough]];
+        case StpMode::kExpireTaker: finish_taker(c, slot, RemoveReason::kSelfTrade); return;
+        case StpMode::kDecrement: {
+          const Lots q = std::min(t.remaining, mk.remaining);
+          t.remaining -= q;
+          reduce_resting(c, m, ms, q, RemoveReason::kSelfTrade);
+          continue;
+        }
+      }
+    }
+    Lots q = std::min(t.remaining, mk.remaining);
+    if (mk.reduce_only) {
+      const Lots room = reduce_only_room(accounts_[mk.account_slot], m.id, mk.is_ask);
+      if (room == 0) {
+        remove_order(c, ms, RemoveReason::kReduceOnly);
+        continue;
+      }
+      q = std::min(q, room);
+    }
+    if (t.reduce_only) {
+      const Lots room = reduce_only_room(taker, m.id, t.is_ask);
+      if (room == 0) {
+        finish_taker(c, slot, RemoveReason::kReduceOnly);
+        return;
+      }
+      q = std::min(q, room);
+    }
+    fill(c, m, taker, slot, ms, q);
+  }
+  if (t.remaining == 0) {
+    finish_taker(c, slot, RemoveReason::kFilled);
+  } else if (t.tif == TimeInForce::kIoc) {
+    finish_taker(c, slot, is_market && hit_bound ? RemoveReason::kMarketProtection
+                                                 : RemoveReason::kIocRemainder);
+  } else {
+    rest(c, m, taker, slot);
+  }
+}
+
+void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32_t maker_slot, Lots q) {
+  Order& t = pool_[taker_slot];
+  Order& mk = pool_[maker_slot];
+  Account& maker = accounts_[mk.account_slot];
+  const Ticks price = mk.price;
+  const __int128 notional = m.notional(q, price);
+  TACHYON_ASSERT(notional <= INT64_MAX, "fill notional overflows int64");
+  const Usdc taker_fee = static_cast<Usdc>(ceil_div(notional * m.params.taker_fee_ppm, kPpmOne));
+  const Usdc maker_fee = static_cast<Usdc>(ceil_div(notional * m.params.maker_fee_ppm, kPpmOne));
+  StateUpdate u = c.make(UpdateType::kTrade);
+  u.trade = TradeUpdate{next_trade_id_++, mk.order_index, t.order_index, maker.index, taker.index,
+                        price, q, maker_fee, taker_fee, m.id, t.is_ask};
+  c.sink.on_update(u);
+  apply_fill(c, m, taker, !t.is_ask, q, price, taker_fee);
+  apply_fill(c, m, maker, !mk.is_ask, q, price, maker_fee);
+  if (taker_fee + maker_fee > 0) {
+    Account* fee = find_account(cfg_.fee_account);
+    fee->collateral += taker_fee + maker_fee;
+    emit_balance(c, *fee, taker_fee + maker_fee, BalanceReason::kFee);
+  }
+  t.remaining -= q;
+  m.last_trade_price = price;
+  ++m.trade_count;
+  m.volume_base += q;
+  m.volume_quote += static_cast<Usdc>(notional);
+  reduce_resting(c, m, maker_slot, q, RemoveReason::kFilled);
+}
+
+// One side of a fill. Keeps Σ(collateral − entry_notional) exact: realized PnL moves value from
+// the cost basis into collateral within the account, so rounding never creates money.
+void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Ticks price, Usdc fee) {
+  Position& p = a.position_or_add(m.id);
+  const Usdc coll_before = a.collateral;
+  const Lots long_before = std::max<Lots>(p.size, 0);
+  Lots open = q;
+  if (p.size != 0 && (p.size > 0) != is_buy) {  // reduces (and maybe flips) the position
+    const Lots close = std::min(q, abs_lots(p.size));
+    const __int128 portion = static_cast<__int128>(p.entry_notional) * close / abs_lots(p.size);
+    const __int128 n_close = m.notional(close, price);
+    const Usdc pnl = static_cast<Usdc>((is_buy ? -n_close : n_close) - portion);
+    p.entry_notional -= static_cast<Usdc>(portion);
+    p.size += is_buy ? close : -close;
+    p.realized_pnl += pnl;
+    a.collateral += pnl;
+    open = q - close;
+  }
+  if (open > 0) {
+    const Usdc n_open = static_cast<Usdc>(m.notional(open, price));
+    p.size += is_buy ? open : -open;
+    p.entry_notional += is_buy ? n_open : -n_open;
+  }
+  a.collateral -= fee;
+  m.open_interest += std::max<Lots>(p.size, 0) - long_before;
+  emit_position(c, a, p);
+  emit_balance(c, a, a.collateral - coll_before, BalanceReason::kTrade);
+}
+
+void Engine::rest(Ctx& c, Market& m, Account& a, uint32_t slot) {
+  Order& o = pool_[slot];
+  m.book.add(pool_, slot);
+  o.acct_prev = kNoSlot;
+  o.acct_next = a.order_head;
+  if (a.order_head != kNoSlot) pool_[a.order_head].acct_prev = slot;
+  a.order_head = slot;
+  ++a.open_orders;
+  Position& p = a.position_or_add(m.id);
+  (o.is_ask ? p.sell_open : p.buy_open) += o.remaining;
+  ++p.open_orders;
+  ++m.open_orders;
+  if (o.expiry_ms != 0) expiries_.push(slot);
+  order_slot_.emplace(o.order_index, slot);
+  if (o.client_order_index != 0) coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, slot);
+  emit_order(c, UpdateType::kOrderAdded, o);
+  c.touch(m.id);
+}
+
+void Engine::unrest(Market& m, Account& a, uint32_t slot) {
+  Order& o = pool_[slot];
+  m.book.remove(pool_, slot);
+  if (o.acct_prev != kNoSlot) pool_[o.acct_prev].acct_next = o.acct_next;
+  else a.order_head = o.acct_next;
+  if (o.acct_next != kNoSlot) pool_[o.acct_next].acct_prev = o.acct_prev;
+  o.acct_prev = o.acct_next = kNoSlot;
+  --a.open_orders;
+  Position* p = a.position(m.id);
+  (o.is_ask ? p->sell_open : p->buy_open) -= o.remaining;
+  --p->open_orders;
+  --m.open_orders;
+  if (o.heap_pos != kNoSlot) expiries_.erase(slot);
+  order_slot_.erase(o.order_index);
+  if (o.client_order_index != 0) coi_slot_.erase(CoiKey{o.account, o.client_order_index});
+}
+
+void Engine::remove_order(Ctx& c, uint32_t slot, RemoveReason why) {
+  Order& o = pool_[slot];
+  Market& m = markets_[o.market];
+  unrest(m, accounts_[o.account_slot], slot);
+  emit_order(c, UpdateType::kOrderRemoved, o, why);
+  c.touch(m.id);
+  pool_.release(slot);
+}
+
+void Engine::finish_taker(Ctx& c, uint32_t slot, RemoveReason why) {
+  emit_order(c, UpdateType::kOrderRemoved, pool_[slot], why);
+  pool_.release(slot);
+}
+
+void Engine::reduce_resting(Ctx& c, Market& m, uint32_t slot, Lots by, RemoveReason if_empty) {
+  if (by == 0) return;
+  Order& o = pool_[slot];
+  Position* p = accounts_[o.account_slot].position(m.id);
+  (o.is_ask ? p->sell_open : p->buy_open) -= by;
+  m.book.reduce(pool_, slot, by);  // also lowers o.remaining
+  c.touch(m.id);
+  if (o.remaining == 0) {
+    remove_order(c, slot, if_empty);  // nothing left to subtract from the aggregates
+  } else {
+    emit_order(c, UpdateType::kOrderReduced, o);
+  }
+}
+
+}  // namespace tachyon

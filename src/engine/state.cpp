@@ -1,0 +1,195 @@
+// Engine: margin figures, state_hash() and validate().
+#include <algorithm>
+#include <string>
+
+#include "context.hpp"
+#include "tachyon/core/hash.hpp"
+#include "tachyon/engine/engine.hpp"
+
+namespace tachyon {
+
+namespace {
+__int128 abs128(__int128 v) { return v < 0 ? -v : v; }
+
+struct MarketMargin {
+  __int128 upnl, imr, mmr;
+};
+
+MarketMargin market_margin(const Market& m, Lots size, Usdc entry, Lots buy_open, Lots sell_open,
+                           Bps4 user_imf) {
+  const __int128 unit = static_cast<__int128>(m.mark_price) * m.quote_multiplier;
+  const Bps4 imf = user_imf != 0 ? std::max(user_imf, m.params.min_imf) : m.params.default_imf;
+  // Open orders count as if filled on their worst side.
+  const __int128 worst = std::max(abs128(static_cast<__int128>(size) + buy_open),
+                                  abs128(static_cast<__int128>(size) - sell_open));
+  return MarketMargin{size * unit - entry, ceil_div(worst * unit * imf, kFractionOne),
+                      ceil_div(abs128(size) * unit * m.params.mmf, kFractionOne)};
+}
+}  // namespace
+
+MarginInfo Engine::margin_with(const Account& a, MarketId mid, Lots extra_buy, Lots extra_sell,
+                               __int128* imr_without) const {
+  MarginInfo mi;
+  mi.tav = a.collateral;
+  __int128 without = 0;
+  bool seen = false;
+  for (const Position& p : a.positions) {
+    const Market& m = markets_[p.market];
+    MarketMargin mm = market_margin(m, p.size, p.entry_notional, p.buy_open, p.sell_open, p.imf);
+    mi.tav += mm.upnl;
+    mi.mmr += mm.mmr;
+    without += mm.imr;
+    if (p.market == mid) {
+      seen = true;
+      mm = market_margin(m, p.size, p.entry_notional, p.buy_open + extra_buy, p.sell_open + extra_sell,
+                         p.imf);
+    }
+    mi.imr += mm.imr;
+  }
+  if (!seen && (extra_buy != 0 || extra_sell != 0)) {
+    mi.imr += market_margin(markets_[mid], 0, 0, extra_buy, extra_sell, 0).imr;
+  }
+  if (imr_without != nullptr) *imr_without = without;
+  return mi;
+}
+
+MarginInfo Engine::margin(const Account& a) const { return margin_with(a, 0, 0, 0, nullptr); }
+
+// An order is accepted when the account stays at or above initial margin with the order counted,
+// or when the order does not raise the requirement (it can only reduce risk).
+Reject Engine::check_order_margin(const Account& a, const Market& m, bool is_ask, Lots size) const {
+  __int128 imr_before = 0;
+  const MarginInfo mi = margin_with(a, m.id, is_ask ? 0 : size, is_ask ? size : 0, &imr_before);
+  if (mi.tav >= mi.imr || mi.imr <= imr_before) return Reject::kOk;
+  return Reject::kNotEnoughMargin;
+}
+
+uint64_t Engine::state_hash() const {
+  StableHasher h;
+  h.add(next_order_index_);
+  h.add(next_sub_account_);
+  h.add(next_trade_id_);
+  h.add_i(operator_nonce_);
+  h.add_i(total_deposits_);
+  h.add_i(total_withdrawals_);
+  for (const Market& m : markets_) {
+    if (!m.exists) continue;
+    const MarketParams& p = m.params;
+    h.add(m.id);
+    h.add(std::string_view(p.symbol.data()));
+    for (int64_t v : {int64_t{p.size_decimals}, int64_t{p.price_decimals}, int64_t(p.status),
+                      int64_t{p.taker_fee_ppm}, int64_t{p.maker_fee_ppm}, int64_t{p.default_imf},
+                      int64_t{p.min_imf}, int64_t{p.mmf}, int64_t{p.cmf}, int64_t{p.price_band},
+                      int64_t{p.market_protection}, p.min_base_lots, p.min_quote_usdc,
+                      int64_t{p.max_orders_per_account}, int64_t{p.max_orders}, m.index_price,
+                      m.mark_price, m.last_trade_price, m.open_interest, int64_t(m.trade_count),
+                      m.volume_base, m.volume_quote})
+      h.add_i(v);
+    for (int side = 0; side < 2; ++side) {
+      for (size_t i = 0; i < m.book.level_count(side); ++i) {
+        const Level& l = m.book.level(side, i);
+        h.add_i(l.price);
+        h.add_i(l.total);
+        for (uint32_t s = l.head; s != kNoSlot; s = pool_[s].next) {
+          const Order& o = pool_[s];
+          for (int64_t v : {int64_t(o.order_index), int64_t(o.client_order_index), int64_t(o.account),
+                            o.remaining, o.initial, o.expiry_ms, int64_t(o.type), int64_t(o.tif),
+                            int64_t{o.reduce_only}, int64_t(o.stp)})
+            h.add_i(v);
+        }
+      }
+    }
+  }
+  for (const Account& a : accounts_) {  // creation order: deterministic
+    h.add(a.index);
+    h.add(a.master);
+    h.add_i(a.collateral);
+    for (uint8_t b : a.l1_address) h.add(b);
+    for (const Position& p : a.positions) {
+      for (int64_t v : {int64_t{p.market}, p.size, p.entry_notional, p.realized_pnl, p.buy_open,
+                        p.sell_open, int64_t{p.imf}, int64_t{p.open_orders}})
+        h.add_i(v);
+    }
+    for (const ApiKey& k : a.keys) {
+      h.add(k.index);
+      h.add_i(k.next_nonce);
+      h.add(k.version);
+      for (uint8_t b : k.pubkey) h.add(b);
+    }
+  }
+  return h.digest();
+}
+
+std::string Engine::validate() const {
+  auto fail = [](std::string what) { return what; };
+  uint64_t resting = 0;
+  for (const Market& m : markets_) {
+    if (!m.exists) continue;
+    const std::string mk = "market " + std::to_string(m.id) + ": ";
+    Lots longs = 0, shorts = 0;
+    uint32_t in_book = 0;
+    for (int side = 0; side < 2; ++side) {
+      for (size_t i = 0; i < m.book.level_count(side); ++i) {
+        const Level& l = m.book.level(side, i);
+        if (i > 0 && (side ? l.price <= m.book.level(side, i - 1).price
+                           : l.price >= m.book.level(side, i - 1).price))
+          return fail(mk + "levels out of order");
+        Lots total = 0;
+        uint32_t count = 0;
+        uint32_t prev = kNoSlot;
+        for (uint32_t s = l.head; s != kNoSlot; prev = s, s = pool_[s].next) {
+          const Order& o = pool_[s];
+          if (!o.live || o.prev != prev) return fail(mk + "broken level list");
+          if (o.remaining <= 0) return fail(mk + "resting order with no size");
+          if (o.price != l.price || o.is_ask != side || o.market != m.id)
+            return fail(mk + "order in the wrong level");
+          total += o.remaining;
+          ++count;
+        }
+        if (prev != l.tail || total != l.total || count != l.count || count == 0)
+          return fail(mk + "level totals disagree with its orders");
+        in_book += count;
+      }
+    }
+    if (in_book != m.open_orders) return fail(mk + "open order count");
+    resting += in_book;
+    const Level* b = m.book.best(false);
+    const Level* a = m.book.best(true);
+    if (b && a && b->price >= a->price) return fail(mk + "book is crossed");
+    for (const Account& acc : accounts_) {
+      if (const Position* p = acc.position(m.id)) (p->size > 0 ? longs : shorts) += p->size;
+    }
+    if (longs != -shorts || longs != m.open_interest) return fail(mk + "longs != shorts != OI");
+  }
+  if (resting != pool_.live_count()) return fail("pool holds orders that no book has");
+  if (order_slot_.size() != resting) return fail("order index map size");
+  if (!expiries_.valid()) return fail("expiry heap");
+  __int128 money = 0;
+  for (const Account& acc : accounts_) {
+    uint32_t n = 0;
+    for (uint32_t s = acc.order_head; s != kNoSlot; s = pool_[s].acct_next, ++n) {
+      if (pool_[s].account != acc.index) return fail("account order list holds a foreign order");
+    }
+    if (n != acc.open_orders) return fail("account open order count");
+    money += acc.collateral;
+    for (const Position& p : acc.positions) {
+      money -= p.entry_notional;
+      if (p.size == 0 && p.entry_notional != 0) return fail("flat position with a cost basis");
+      Lots buy = 0, sell = 0;
+      uint32_t cnt = 0;
+      for (uint32_t s = acc.order_head; s != kNoSlot; s = pool_[s].acct_next) {
+        const Order& o = pool_[s];
+        if (o.market != p.market) continue;
+        (o.is_ask ? sell : buy) += o.remaining;
+        ++cnt;
+      }
+      if (buy != p.buy_open || sell != p.sell_open || cnt != p.open_orders)
+        return fail("position open-order aggregates");
+    }
+  }
+  if (money != static_cast<__int128>(total_deposits_) - total_withdrawals_)
+    return fail("money not conserved: sum(collateral - entry) != deposits - withdrawals");
+  return {};
+}
+
+}  // namespace tachyon
