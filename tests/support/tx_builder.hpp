@@ -34,6 +34,8 @@ class TxBuilder {
  public:
   explicit TxBuilder(int64_t start_time_ns = 1'700'000'000'000'000'000) : time_ns_(start_time_ns) {}
 
+  // Operator nonces come from the engine when a caller mixes in rejected operator txs.
+  void sync_op_nonce(int64_t next) { op_nonce_ = next; }
   void advance_ms(int64_t ms) { time_ns_ += ms * 1'000'000; }
   int64_t now_ms() const { return time_ns_ / 1'000'000; }
   int64_t now_ns() const { return time_ns_; }
