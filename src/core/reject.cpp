@@ -48,7 +48,8 @@ std::string_view reject_message(Reject r) {
     case Reject::kInvalidClientOrderIndex: return "invalid client order index";
     case Reject::kClientOrderIndexExists: return "client order index already in use";
     case Reject::kInvalidTrigger: return "invalid trigger price";
-    case Reject::kReduceOnlyIncreasesPosition: return "reduce-only order would increase the position";
+    case Reject::kReduceOnlyIncreasesPosition:
+      return "reduce-only order would increase the position";
     case Reject::kPriceBandFatFinger: return "price too far from the mark price (fat finger)";
     case Reject::kFarFromMark: return "market order protection too far from the mark price";
     case Reject::kNotEnoughMargin: return "not enough margin";

@@ -54,8 +54,8 @@ TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
     }
   }
   StateUpdate u = c.make(UpdateType::kTxResult);
-  u.result = TxResultUpdate{tx.h.seq, tx.h.account, r.order_index, r.reject, tx.h.type,
-                            tx.h.api_key_index};
+  u.result = TxResultUpdate{tx.h.seq, tx.h.account, r.order_index,
+                            r.reject, tx.h.type,    tx.h.api_key_index};
   sink.on_update(u);
   return r;
 }
@@ -173,7 +173,8 @@ Reject Engine::create_market(const Tx& tx, Ctx& c) {
   Market& m = markets_[cm.market];
   m.exists = true;
   m.params = cm.params;
-  m.quote_multiplier = pow10_i64(kQuoteDecimals - cm.params.size_decimals - cm.params.price_decimals);
+  m.quote_multiplier =
+      pow10_i64(kQuoteDecimals - cm.params.size_decimals - cm.params.price_decimals);
   m.index_price = cm.index_price;
   m.mark_price = 0;  // refreshed below through touch()
   m.book.reserve(cfg_.levels_per_side);
@@ -272,7 +273,8 @@ Reject Engine::transfer(const Tx& tx, Ctx& c) {
   if (t.to_account == from->index) return Reject::kSelfTransfer;
   Account* to = find_account(t.to_account);
   if (to == nullptr) return Reject::kAccountNotFound;
-  if (t.amount + t.fee > free_collateral(*from, margin(*from))) return Reject::kInsufficientCollateral;
+  if (t.amount + t.fee > free_collateral(*from, margin(*from)))
+    return Reject::kInsufficientCollateral;
   consume_nonce(*key, tx);
   from->collateral -= t.amount + t.fee;
   emit_balance(c, *from, -t.amount - t.fee, BalanceReason::kTransferOut);
@@ -341,8 +343,12 @@ void Engine::emit_position(Ctx& c, const Account& a, const Position& p) {
 
 void Engine::emit_order(Ctx& c, UpdateType t, const Order& o, RemoveReason why) {
   StateUpdate u = c.make(t);
-  u.order = OrderUpdate{o.order_index, o.client_order_index, o.account, o.price, o.remaining,
-                        o.initial, o.expiry_ms, o.market, o.is_ask, o.type, o.tif, why,
+  u.order = OrderUpdate{o.order_index, o.client_order_index,
+                        o.account,     o.price,
+                        o.remaining,   o.initial,
+                        o.expiry_ms,   o.market,
+                        o.is_ask,      o.type,
+                        o.tif,         why,
                         o.reduce_only};
   c.sink.on_update(u);
 }

@@ -24,8 +24,9 @@ size_t OrderBook::find(bool is_ask, Ticks price, bool& found) const {
       return i + 1;
     }
   }
-  auto it = std::lower_bound(s.begin(), s.end(), price,
-                             [is_ask](const Level& l, Ticks p) { return before(is_ask, l.price, p); });
+  auto it = std::lower_bound(s.begin(), s.end(), price, [is_ask](const Level& l, Ticks p) {
+    return before(is_ask, l.price, p);
+  });
   found = it != s.end() && it->price == price;
   return static_cast<size_t>(it - s.begin());
 }
@@ -41,8 +42,10 @@ void OrderBook::add(OrderPool& pool, uint32_t slot) {
   Level& l = s[i];
   o.prev = l.tail;
   o.next = kNoSlot;
-  if (l.tail != kNoSlot) pool[l.tail].next = slot;
-  else l.head = slot;
+  if (l.tail != kNoSlot)
+    pool[l.tail].next = slot;
+  else
+    l.head = slot;
   l.tail = slot;
   l.total += o.remaining;
   ++l.count;
@@ -55,10 +58,14 @@ void OrderBook::remove(OrderPool& pool, uint32_t slot) {
   TACHYON_ASSERT(found, "order's level missing");
   auto& s = side_mut(o.is_ask);
   Level& l = s[i];
-  if (o.prev != kNoSlot) pool[o.prev].next = o.next;
-  else l.head = o.next;
-  if (o.next != kNoSlot) pool[o.next].prev = o.prev;
-  else l.tail = o.prev;
+  if (o.prev != kNoSlot)
+    pool[o.prev].next = o.next;
+  else
+    l.head = o.next;
+  if (o.next != kNoSlot)
+    pool[o.next].prev = o.prev;
+  else
+    l.tail = o.prev;
   l.total -= o.remaining;
   --l.count;
   o.prev = o.next = kNoSlot;

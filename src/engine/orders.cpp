@@ -24,8 +24,10 @@ Reject check_market_status(const Market& m, TimeInForce tif, bool reduce_only) {
 Reject Engine::check_price_band(const Market& m, bool is_ask, Ticks price) const {
   const __int128 lhs = static_cast<__int128>(price) * kFractionOne;
   const __int128 mark = m.mark_price;
-  if (!is_ask && lhs > mark * (kFractionOne + m.params.price_band)) return Reject::kPriceBandFatFinger;
-  if (is_ask && lhs < mark * (kFractionOne - m.params.price_band)) return Reject::kPriceBandFatFinger;
+  if (!is_ask && lhs > mark * (kFractionOne + m.params.price_band))
+    return Reject::kPriceBandFatFinger;
+  if (is_ask && lhs < mark * (kFractionOne - m.params.price_band))
+    return Reject::kPriceBandFatFinger;
   return Reject::kOk;
 }
 
@@ -136,10 +138,11 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   if (is_market) {  // price protection: never walk further than the market's band from mark
     const Bps4 prot = m.params.market_protection;
     if (o.is_ask) {
-      bound = std::max<Ticks>(o.price, static_cast<Ticks>(
-                                           ceil_div(mark * (kFractionOne - prot), kFractionOne)));
+      bound = std::max<Ticks>(
+          o.price, static_cast<Ticks>(ceil_div(mark * (kFractionOne - prot), kFractionOne)));
     } else {
-      bound = std::min<Ticks>(o.price, static_cast<Ticks>(mark * (kFractionOne + prot) / kFractionOne));
+      bound =
+          std::min<Ticks>(o.price, static_cast<Ticks>(mark * (kFractionOne + prot) / kFractionOne));
     }
   }
   if (o.tif == TimeInForce::kPostOnly && m.book.crosses(o.is_ask, o.price)) {
@@ -198,14 +201,16 @@ void Engine::match_and_rest(Ctx& c, Market& m, Account& taker, uint32_t slot, Ti
   if (t.remaining == 0) {
     finish_taker(c, slot, RemoveReason::kFilled);
   } else if (t.tif == TimeInForce::kIoc) {
-    finish_taker(c, slot, is_market && hit_bound ? RemoveReason::kMarketProtection
-                                                 : RemoveReason::kIocRemainder);
+    finish_taker(
+        c, slot,
+        is_market && hit_bound ? RemoveReason::kMarketProtection : RemoveReason::kIocRemainder);
   } else {
     rest(c, m, taker, slot);
   }
 }
 
-void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32_t maker_slot, Lots q) {
+void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32_t maker_slot,
+                  Lots q) {
   Order& t = pool_[taker_slot];
   Order& mk = pool_[maker_slot];
   Account& maker = accounts_[mk.account_slot];
@@ -215,8 +220,9 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
   const Usdc taker_fee = static_cast<Usdc>(ceil_div(notional * m.params.taker_fee_ppm, kPpmOne));
   const Usdc maker_fee = static_cast<Usdc>(ceil_div(notional * m.params.maker_fee_ppm, kPpmOne));
   StateUpdate u = c.make(UpdateType::kTrade);
-  u.trade = TradeUpdate{next_trade_id_++, mk.order_index, t.order_index, maker.index, taker.index,
-                        price, q, maker_fee, taker_fee, m.id, t.is_ask};
+  u.trade = TradeUpdate{
+      next_trade_id_++, mk.order_index, t.order_index, maker.index, taker.index, price, q,
+      maker_fee,        taker_fee,      m.id,          t.is_ask};
   c.sink.on_update(u);
   apply_fill(c, m, taker, !t.is_ask, q, price, taker_fee);
   apply_fill(c, m, maker, !mk.is_ask, q, price, maker_fee);
@@ -284,8 +290,10 @@ void Engine::rest(Ctx& c, Market& m, Account& a, uint32_t slot) {
 void Engine::unrest(Market& m, Account& a, uint32_t slot) {
   Order& o = pool_[slot];
   m.book.remove(pool_, slot);
-  if (o.acct_prev != kNoSlot) pool_[o.acct_prev].acct_next = o.acct_next;
-  else a.order_head = o.acct_next;
+  if (o.acct_prev != kNoSlot)
+    pool_[o.acct_prev].acct_next = o.acct_next;
+  else
+    a.order_head = o.acct_next;
   if (o.acct_next != kNoSlot) pool_[o.acct_next].acct_prev = o.acct_prev;
   o.acct_prev = o.acct_next = kNoSlot;
   --a.open_orders;

@@ -41,8 +41,8 @@ MarginInfo Engine::margin_with(const Account& a, MarketId mid, Lots extra_buy, L
     without += mm.imr;
     if (p.market == mid) {
       seen = true;
-      mm = market_margin(m, p.size, p.entry_notional, p.buy_open + extra_buy, p.sell_open + extra_sell,
-                         p.imf);
+      mm = market_margin(m, p.size, p.entry_notional, p.buy_open + extra_buy,
+                         p.sell_open + extra_sell, p.imf);
     }
     mi.imr += mm.imr;
   }
@@ -77,13 +77,28 @@ uint64_t Engine::state_hash() const {
     const MarketParams& p = m.params;
     h.add(m.id);
     h.add(std::string_view(p.symbol.data()));
-    for (int64_t v : {int64_t{p.size_decimals}, int64_t{p.price_decimals}, int64_t(p.status),
-                      int64_t{p.taker_fee_ppm}, int64_t{p.maker_fee_ppm}, int64_t{p.default_imf},
-                      int64_t{p.min_imf}, int64_t{p.mmf}, int64_t{p.cmf}, int64_t{p.price_band},
-                      int64_t{p.market_protection}, p.min_base_lots, p.min_quote_usdc,
-                      int64_t{p.max_orders_per_account}, int64_t{p.max_orders}, m.index_price,
-                      m.mark_price, m.last_trade_price, m.open_interest, int64_t(m.trade_count),
-                      m.volume_base, m.volume_quote})
+    for (int64_t v : {int64_t{p.size_decimals},
+                      int64_t{p.price_decimals},
+                      int64_t(p.status),
+                      int64_t{p.taker_fee_ppm},
+                      int64_t{p.maker_fee_ppm},
+                      int64_t{p.default_imf},
+                      int64_t{p.min_imf},
+                      int64_t{p.mmf},
+                      int64_t{p.cmf},
+                      int64_t{p.price_band},
+                      int64_t{p.market_protection},
+                      p.min_base_lots,
+                      p.min_quote_usdc,
+                      int64_t{p.max_orders_per_account},
+                      int64_t{p.max_orders},
+                      m.index_price,
+                      m.mark_price,
+                      m.last_trade_price,
+                      m.open_interest,
+                      int64_t(m.trade_count),
+                      m.volume_base,
+                      m.volume_quote})
       h.add_i(v);
     for (int side = 0; side < 2; ++side) {
       for (size_t i = 0; i < m.book.level_count(side); ++i) {
@@ -92,9 +107,10 @@ uint64_t Engine::state_hash() const {
         h.add_i(l.total);
         for (uint32_t s = l.head; s != kNoSlot; s = pool_[s].next) {
           const Order& o = pool_[s];
-          for (int64_t v : {int64_t(o.order_index), int64_t(o.client_order_index), int64_t(o.account),
-                            o.remaining, o.initial, o.expiry_ms, int64_t(o.type), int64_t(o.tif),
-                            int64_t{o.reduce_only}, int64_t(o.stp)})
+          for (int64_t v :
+               {int64_t(o.order_index), int64_t(o.client_order_index), int64_t(o.account),
+                o.remaining, o.initial, o.expiry_ms, int64_t(o.type), int64_t(o.tif),
+                int64_t{o.reduce_only}, int64_t(o.stp)})
             h.add_i(v);
         }
       }

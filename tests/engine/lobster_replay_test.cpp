@@ -18,7 +18,9 @@
 // anonymous order per level); a message about an unknown order takes its shares from the anonymous
 // liquidity at that price. After each event the engine's book is compared with the row and then
 // reconciled to it inside the row's window (anonymous orders added or shares taken away), so every
-// row checks one event from a correct start.
+// row checks one event from a correct start. Anonymous orders have no known time priority: when the
+// file executes a known order that has anonymous ones ahead of it in the engine's queue, those move
+// to the back first, and the test counts how often the engine's FIFO then fills the named order.
 //
 // Two comparisons are counted per row:
 //   exact:      the engine's top N levels (price and size, both sides) equal the row.
@@ -209,9 +211,12 @@ struct Stats {
   size_t best_size = 0;               // rows whose best bid and best ask prices and sizes match
   size_t executions = 0;              // type 4 events
   size_t executions_known = 0;        // ... against an order the replay knows and still rests
-  size_t executions_on_intended = 0;  // ... whose fills include that order
+  size_t executions_on_intended = 0;  // ... whose first fill is that order (FIFO agrees)
   size_t execution_shortfall = 0;     // executions that could not fill the whole size
+  size_t execution_off_price = 0;     // fills at another price than the file's
+  size_t requeue_txs = 0;             // txs moving anonymous orders behind an executed known order
   size_t unexpected_trades = 0;       // trades outside type 4 events (an add that crossed)
+  Lots missing_shares = 0;            // cancels of shares the engine's level did not hold
   size_t anonymous_takes = 0;         // shares taken from anonymous liquidity (unknown orders)
   size_t reconcile_txs = 0;           // txs spent reconciling the book to the rows
   size_t crossed = 0;                 // events after which the engine's book was crossed
@@ -319,7 +324,7 @@ class Replay {
     for (int a = 0; a < 2; ++a) {
       for (auto [px, sz] : side[a]) place(a, px, sz);
     }
-    last_ms_ = msgs_.empty() ? 0 : msgs_[0].time_ns / 1'000'000;
+    last_ms_ = m.time_ns / 1'000'000;
     builder_.advance_ms(last_ms_);
   }
 
@@ -372,8 +377,9 @@ class Replay {
   }
 
   // Removes `qty` shares from a level: from `prefer` first (the order a message names), then from
-  // anonymous orders (oldest first), then from other known orders (newest first). Returns what
-  // could not be found.
+  // anonymous orders (oldest first), then from a known order holding exactly what is left (an
+  // order deleted while outside the file's window), then from known orders newest first. Returns
+  // what could not be found.
   Lots take_from_level(bool is_ask, Ticks px, Lots qty, OrderIndex prefer) {
     if (prefer != 0) {
       if (const tachyon::Order* o = engine_.order(prefer)) {
@@ -383,20 +389,27 @@ class Replay {
       }
     }
     if (qty <= 0) return 0;
-    const std::vector<OrderIndex> orders = level_orders(is_ask, px);
-    std::vector<OrderIndex> pick;
+    std::vector<OrderIndex> orders = level_orders(is_ask, px);
     for (OrderIndex i : orders) {
-      if (!tracked_.contains(i)) pick.push_back(i);
+      if (qty <= 0) return 0;
+      if (tracked_.contains(i)) continue;
+      const Lots q = std::min(qty, engine_.order(i)->remaining);
+      stats_.anonymous_takes += static_cast<size_t>(q);
+      reduce(i, q);
+      qty -= q;
     }
-    for (auto it = orders.rbegin(); it != orders.rend(); ++it) {
-      if (tracked_.contains(*it)) pick.push_back(*it);
-    }
-    for (OrderIndex i : pick) {
-      if (qty <= 0) break;
+    if (qty <= 0) return 0;
+    std::reverse(orders.begin(), orders.end());
+    auto exact = std::find_if(orders.begin(), orders.end(), [&](OrderIndex i) {
+      const tachyon::Order* o = engine_.order(i);
+      return o != nullptr && o->remaining == qty;
+    });
+    if (exact != orders.end()) std::rotate(orders.begin(), exact, exact + 1);
+    for (OrderIndex i : orders) {
+      if (qty <= 0) return 0;
       const tachyon::Order* o = engine_.order(i);
       if (o == nullptr) continue;
       const Lots q = std::min(qty, o->remaining);
-      if (!tracked_.contains(i)) stats_.anonymous_takes += static_cast<size_t>(q);
       reduce(i, q);
       qty -= q;
     }
@@ -420,12 +433,12 @@ class Replay {
         break;
       }
       case 2: {  // partial cancel: the order keeps resting with fewer shares
-        take_from_level(is_ask, m.price, m.size, known(m.id));
+        stats_.missing_shares += take_from_level(is_ask, m.price, m.size, known(m.id));
         break;
       }
       case 3: {  // delete: `size` shares leave; whatever the engine still holds becomes anonymous
         const OrderIndex idx = known(m.id);
-        take_from_level(is_ask, m.price, m.size, idx);
+        stats_.missing_shares += take_from_level(is_ask, m.price, m.size, idx);
         tracked_.erase(idx);
         ids_.erase(m.id);
         break;
@@ -435,21 +448,41 @@ class Replay {
     }
   }
 
+  // Anonymous orders stand for liquidity of unknown time priority. When the file executes a known
+  // order while anonymous orders rest ahead of it, those were in fact behind it: they go to the
+  // back of the queue (cancel and rest again), so the engine's FIFO can be checked on the rest.
+  void requeue_anonymous_ahead_of(bool is_ask, Ticks px, OrderIndex intended) {
+    std::vector<OrderIndex> ahead;
+    for (OrderIndex i : level_orders(is_ask, px)) {
+      if (i == intended) break;
+      if (!tracked_.contains(i)) ahead.push_back(i);
+    }
+    const size_t before = stats_.txs;
+    for (OrderIndex i : ahead) {
+      const Lots size = engine_.order(i)->remaining;
+      reduce(i, size);
+      place(is_ask, px, size);
+    }
+    stats_.requeue_txs += stats_.txs - before;
+  }
+
   void execute_against(bool resting_is_ask, Ticks px, Lots size, OrderIndex intended) {
     ++stats_.executions;
     const bool intended_live = intended != 0 && engine_.order(intended) != nullptr;
+    if (intended_live) requeue_anonymous_ahead_of(resting_is_ask, px, intended);
     submit(builder_.limit(kTaker, nonce_[kTaker], kMarket, !resting_is_ask, px, size,
                           TimeInForce::kIoc));
     Lots filled = 0;
-    bool hit = false;
     for (const TradeUpdate& t : sink_.trades) {
       filled += t.size;
-      hit |= t.maker_order == intended;
+      if (t.price != px) ++stats_.execution_off_price;
     }
     if (filled != size) ++stats_.execution_shortfall;
     if (intended_live) {
       ++stats_.executions_known;
-      if (hit) ++stats_.executions_on_intended;
+      if (!sink_.trades.empty() && sink_.trades[0].maker_order == intended) {
+        ++stats_.executions_on_intended;
+      }
     }
     if (engine_.order(intended) == nullptr) tracked_.erase(intended);
   }
@@ -587,12 +620,16 @@ Stats replay(const Dataset& d) {
   std::printf("  best bid/ask price: %zu/%zu (%.3f%%), price and size: %zu/%zu (%.3f%%)\n",
               s.best_price, n, pct(s.best_price, n), s.best_size, n, pct(s.best_size, n));
   std::printf(
-      "  executions: %zu, on a known order: %zu, filled that order: %zu (%.3f%%), "
-      "short: %zu\n",
+      "  executions: %zu, on a known order: %zu, first fill on that order: %zu (%.3f%%), "
+      "short: %zu, off price: %zu\n",
       s.executions, s.executions_known, s.executions_on_intended,
-      pct(s.executions_on_intended, s.executions_known), s.execution_shortfall);
-  std::printf("  txs: %zu, reconcile txs: %zu, anonymous shares taken: %zu, rejects: %zu\n", s.txs,
-              s.reconcile_txs, s.anonymous_takes, s.rejects.size());
+      pct(s.executions_on_intended, s.executions_known), s.execution_shortfall,
+      s.execution_off_price);
+  std::printf(
+      "  txs: %zu, reconcile txs: %zu, requeue txs: %zu, anonymous shares taken: %zu, "
+      "missing shares: %lld, reject codes: %zu\n",
+      s.txs, s.reconcile_txs, s.requeue_txs, s.anonymous_takes,
+      static_cast<long long>(s.missing_shares), s.rejects.size());
   for (auto [r, c] : s.rejects) {
     std::printf("    reject %u: %zu\n", tachyon::reject_code(r), c);
   }
@@ -600,15 +637,27 @@ Stats replay(const Dataset& d) {
 }
 
 // What every replay must hold whatever the data: a valid, never crossed book, no refused tx, no
-// trade outside an execution, no self-trade and no expiry.
+// trade outside an execution, no self-trade and no expiry; every execution fills its whole size at
+// the file's price; and every level the previous row described ends up as the file says (the
+// "determined" comparison: only levels that enter the window from outside, never described by a
+// message, may differ).
 void expect_sound(const Stats& s, size_t rows) {
   EXPECT_EQ(s.events, rows);
   EXPECT_EQ(s.invalid, "");
   EXPECT_EQ(s.crossed, 0u);
-  EXPECT_TRUE(s.rejects.empty()) << s.rejects.size() << " reject codes";
+  EXPECT_TRUE(s.rejects.empty()) << s.rejects.size() << " reject codes, first "
+                                 << (s.rejects.empty() ? 0 : reject_code(s.rejects.begin()->first));
   EXPECT_EQ(s.unexpected_trades, 0u);
   EXPECT_EQ(s.self_trade_removals, 0u);
   EXPECT_EQ(s.expirations, 0u);
+  EXPECT_EQ(s.execution_shortfall, 0u);
+  EXPECT_EQ(s.execution_off_price, 0u);
+  EXPECT_EQ(s.missing_shares, 0);
+  EXPECT_EQ(s.determined, s.events);
+}
+
+void expect_rate_at_least(size_t n, size_t d, double min_pct, const char* what) {
+  EXPECT_GE(pct(n, d), min_pct) << what << ": " << n << "/" << d;
 }
 
 const Dataset kAmznLevel1{"AMZN level1", "AMZN_2012-06-21_34200000_57600000_message_1.csv.gz",
@@ -620,19 +669,41 @@ const Dataset kTslaLevel10{"TSLA level10",
                            "TSLA_2015-01-07_34200000_57600000_message_10_SAMPLE.csv.gz",
                            "TSLA_2015-01-07_34200000_57600000_orderbook_10_SAMPLE.csv.gz", 10, 50};
 
+// A level-1 file says nothing about the book below the touch: when the best level empties, the new
+// one shows up in the row with contents no message described (measured: exact 85.80%, best prices
+// 90.94%). Executions of a known order start at that order in the engine's FIFO 98.57% of the time;
+// the rest are known orders the reconciliation guessed wrong about (shares that vanished while
+// their level was below the touch are taken from the wrong order) and a few executions the file
+// itself reports out of time priority (a younger order at the same price filled first).
 TEST(LobsterReplay, amzn_level1_whole_day_top_of_book_matches_the_file) {
   const Stats s = replay(kAmznLevel1);
   expect_sound(s, kAmznLevel1.rows);
+  expect_rate_at_least(s.exact, s.events, 85.0, "best bid/ask price and size");
+  expect_rate_at_least(s.best_price, s.events, 90.5, "best bid/ask price");
+  EXPECT_GT(s.executions_known, 5000u);
+  expect_rate_at_least(s.executions_on_intended, s.executions_known, 98.0, "FIFO");
 }
 
+// Measured: exact 98.10% (the misses are levels entering the 5-level window from below), best
+// bid/ask price and size on every row, FIFO on every execution of a known order.
 TEST(LobsterReplay, amzn_level5_first_thousand_events_match_five_levels) {
   const Stats s = replay(kAmznLevel5);
   expect_sound(s, kAmznLevel5.rows);
+  expect_rate_at_least(s.exact, s.events, 97.5, "five levels");
+  EXPECT_EQ(s.best_size, s.events);
+  EXPECT_GT(s.executions_known, 100u);
+  EXPECT_EQ(s.executions_on_intended, s.executions_known);
 }
 
+// Measured: exact 96% (48/50; the 2 misses are levels entering the 10-level window from below),
+// best bid/ask price and size on every row.
 TEST(LobsterReplay, tsla_level10_opening_cross_sample_matches_ten_levels) {
   const Stats s = replay(kTslaLevel10);
   expect_sound(s, kTslaLevel10.rows);
+  expect_rate_at_least(s.exact, s.events, 94.0, "ten levels");
+  EXPECT_EQ(s.best_size, s.events);
+  EXPECT_EQ(s.executions, 8u);
+  EXPECT_EQ(s.executions_on_intended, s.executions_known);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ class Matching : public EngineTest {
  protected:
   void SetUp() override {
     run_table({
-        {"ETH at 3000.00, taker fee 0.03%", [&] { return b.create_market(kEth, demo_market_params(), kPx); }, Reject::kOk},
+        {"ETH at 3000.00, taker fee 0.03%",
+         [&] { return b.create_market(kEth, demo_market_params(), kPx); }, Reject::kOk},
         {"alice 100k", [&] { return b.deposit(kAlice, 100'000 * kUsdc); }, Reject::kOk},
         {"bob 100k", [&] { return b.deposit(kBob, 100'000 * kUsdc); }, Reject::kOk},
         {"carol 100k", [&] { return b.deposit(kCarol, 100'000 * kUsdc); }, Reject::kOk},
@@ -36,16 +37,27 @@ class Matching : public EngineTest {
 
 TEST_F(Matching, fills_in_price_then_time_priority_at_the_makers_price) {
   run_table({
-      {"alice asks 1 @ 3001", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, 300100, kOne); }, Reject::kOk},
-      {"carol asks 1 @ 3001 (later)", [&] { return b.limit(kCarol, N(kCarol), kEth, kAsk, 300100, kOne); }, Reject::kOk},
-      {"alice asks 1 @ 3000", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, 300000, kOne); }, Reject::kOk},
-      {"bob buys 2.5 @ 3001 IOC", [&] { return b.limit(kBob, N(kBob), kEth, kBid, 300100, 25000, TimeInForce::kIoc); }, Reject::kOk},
+      {"alice asks 1 @ 3001", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, 300100, kOne); },
+       Reject::kOk},
+      {"carol asks 1 @ 3001 (later)",
+       [&] { return b.limit(kCarol, N(kCarol), kEth, kAsk, 300100, kOne); }, Reject::kOk},
+      {"alice asks 1 @ 3000", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, 300000, kOne); },
+       Reject::kOk},
+      {"bob buys 2.5 @ 3001 IOC",
+       [&] { return b.limit(kBob, N(kBob), kEth, kBid, 300100, 25000, TimeInForce::kIoc); },
+       Reject::kOk},
   });
   auto t = sink.trades();
   ASSERT_EQ(t.size(), 3u);
-  EXPECT_EQ(t[0].price, 300000); EXPECT_EQ(t[0].size, kOne);    EXPECT_EQ(t[0].maker, kAlice);
-  EXPECT_EQ(t[1].price, 300100); EXPECT_EQ(t[1].size, kOne);    EXPECT_EQ(t[1].maker, kAlice);
-  EXPECT_EQ(t[2].price, 300100); EXPECT_EQ(t[2].size, kOne / 2); EXPECT_EQ(t[2].maker, kCarol);
+  EXPECT_EQ(t[0].price, 300000);
+  EXPECT_EQ(t[0].size, kOne);
+  EXPECT_EQ(t[0].maker, kAlice);
+  EXPECT_EQ(t[1].price, 300100);
+  EXPECT_EQ(t[1].size, kOne);
+  EXPECT_EQ(t[1].maker, kAlice);
+  EXPECT_EQ(t[2].price, 300100);
+  EXPECT_EQ(t[2].size, kOne / 2);
+  EXPECT_EQ(t[2].maker, kCarol);
   EXPECT_EQ(t[0].taker_fee, 900'000);  // 0.03% of 3000 USDC
   EXPECT_EQ(t[0].maker_fee, 0);
   EXPECT_EQ(pos_size(kBob), 25000);
@@ -64,11 +76,16 @@ TEST_F(Matching, fills_in_price_then_time_priority_at_the_makers_price) {
 
 TEST_F(Matching, realized_pnl_on_reduce_and_flip) {
   run_table({
-      {"alice asks 1 @ 3000", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, kOne); }, Reject::kOk},
-      {"bob takes it: bob long 1, alice short 1", [&] { return b.limit(kBob, N(kBob), kEth, kBid, kPx, kOne, TimeInForce::kIoc); }, Reject::kOk},
-      {"carol asks 2 @ 3100", [&] { return b.limit(kCarol, N(kCarol), kEth, kAsk, 310000, 2 * kOne); }, Reject::kOk},
+      {"alice asks 1 @ 3000", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, kOne); },
+       Reject::kOk},
+      {"bob takes it: bob long 1, alice short 1",
+       [&] { return b.limit(kBob, N(kBob), kEth, kBid, kPx, kOne, TimeInForce::kIoc); },
+       Reject::kOk},
+      {"carol asks 2 @ 3100",
+       [&] { return b.limit(kCarol, N(kCarol), kEth, kAsk, 310000, 2 * kOne); }, Reject::kOk},
       {"alice buys 2 @ 3100: closes 1 (-100), opens long 1",
-       [&] { return b.limit(kAlice, N(kAlice), kEth, kBid, 310000, 2 * kOne, TimeInForce::kIoc); }, Reject::kOk},
+       [&] { return b.limit(kAlice, N(kAlice), kEth, kBid, 310000, 2 * kOne, TimeInForce::kIoc); },
+       Reject::kOk},
   });
   EXPECT_EQ(pos_size(kAlice), kOne);
   EXPECT_EQ(pos(kAlice)->entry_notional, 3'100'000'000);
@@ -79,10 +96,13 @@ TEST_F(Matching, realized_pnl_on_reduce_and_flip) {
 
 TEST_F(Matching, post_only_ioc_and_market_protection_end_orders_with_their_reason) {
   run_table({
-      {"alice asks 1 @ 3000", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, 300000, kOne); }, Reject::kOk},
-      {"alice asks 1 @ 3200", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, 320000, kOne); }, Reject::kOk},
+      {"alice asks 1 @ 3000", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, 300000, kOne); },
+       Reject::kOk},
+      {"alice asks 1 @ 3200", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, 320000, kOne); },
+       Reject::kOk},
       {"bob post-only bid @ 3000 would cross: canceled, tx executed",
-       [&] { return b.limit(kBob, N(kBob), kEth, kBid, 300000, kOne, TimeInForce::kPostOnly); }, Reject::kOk},
+       [&] { return b.limit(kBob, N(kBob), kEth, kBid, 300000, kOne, TimeInForce::kPostOnly); },
+       Reject::kOk},
   });
   EXPECT_EQ(last_removal_of(last.order_index), RemoveReason::kPostOnly);
   EXPECT_EQ(sink.trades().size(), 0u);
@@ -94,7 +114,8 @@ TEST_F(Matching, post_only_ioc_and_market_protection_end_orders_with_their_reaso
   EXPECT_EQ(pos_size(kBob), kOne);
   run_table({
       {"bob IOC bids 2 @ 3200: fills 1, rest canceled",
-       [&] { return b.limit(kBob, N(kBob), kEth, kBid, 320000, 2 * kOne, TimeInForce::kIoc); }, Reject::kOk},
+       [&] { return b.limit(kBob, N(kBob), kEth, kBid, 320000, 2 * kOne, TimeInForce::kIoc); },
+       Reject::kOk},
   });
   EXPECT_EQ(last_removal_of(last.order_index), RemoveReason::kIocRemainder);
   EXPECT_EQ(pos_size(kBob), 2 * kOne);
@@ -104,7 +125,8 @@ TEST_F(Matching, post_only_ioc_and_market_protection_end_orders_with_their_reaso
 
 TEST_F(Matching, self_trade_prevention_follows_the_takers_setting) {
   run_table({
-      {"alice asks 1 @ 3000 (maker A)", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, kOne); }, Reject::kOk},
+      {"alice asks 1 @ 3000 (maker A)",
+       [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, kOne); }, Reject::kOk},
       {"alice bids 1 @ 3000, expire-maker: A canceled, bid rests",
        [&] { return b.limit(kAlice, N(kAlice), kEth, kBid, kPx, kOne); }, Reject::kOk},
   });
@@ -113,18 +135,23 @@ TEST_F(Matching, self_trade_prevention_follows_the_takers_setting) {
   EXPECT_EQ(sink.trades().size(), 0u);
   run_table({
       {"alice asks 1 @ 3000, expire-taker: taker canceled, bid stays",
-       [&] { return stp(b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, kOne), StpMode::kExpireTaker); }, Reject::kOk},
+       [&] {
+         return stp(b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, kOne), StpMode::kExpireTaker);
+       },
+       Reject::kOk},
   });
   EXPECT_EQ(last_removal_of(last.order_index), RemoveReason::kSelfTrade);
   EXPECT_EQ(level_size(kBid, 0), kOne);
   run_table({
       {"alice asks 0.4 @ 3000, decrement: bid shrinks to 0.6, no trade",
-       [&] { return stp(b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, 4000), StpMode::kDecrement); }, Reject::kOk},
+       [&] { return stp(b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, 4000), StpMode::kDecrement); },
+       Reject::kOk},
   });
   EXPECT_EQ(level_size(kBid, 0), 6000);
   run_table({
       {"alice asks 1 @ 3000, expire-both: both gone",
-       [&] { return stp(b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, kOne), StpMode::kExpireBoth); }, Reject::kOk},
+       [&] { return stp(b.limit(kAlice, N(kAlice), kEth, kAsk, kPx, kOne), StpMode::kExpireBoth); },
+       Reject::kOk},
   });
   EXPECT_EQ(engine.market(kEth)->book.level_count(kBid), 0u);
   EXPECT_EQ(engine.market(kEth)->book.level_count(kAsk), 0u);
@@ -134,20 +161,39 @@ TEST_F(Matching, self_trade_prevention_follows_the_takers_setting) {
 
 TEST_F(Matching, reduce_only_is_clipped_to_the_position_and_never_flips_it) {
   run_table({
-      {"carol asks 2 @ 3000", [&] { return b.limit(kCarol, N(kCarol), kEth, kAsk, kPx, 2 * kOne); }, Reject::kOk},
-      {"bob buys 2: long 2", [&] { return b.limit(kBob, N(kBob), kEth, kBid, kPx, 2 * kOne, TimeInForce::kIoc); }, Reject::kOk},
+      {"carol asks 2 @ 3000", [&] { return b.limit(kCarol, N(kCarol), kEth, kAsk, kPx, 2 * kOne); },
+       Reject::kOk},
+      {"bob buys 2: long 2",
+       [&] { return b.limit(kBob, N(kBob), kEth, kBid, kPx, 2 * kOne, TimeInForce::kIoc); },
+       Reject::kOk},
       {"bob reduce-only bid increases: refused",
-       [&] { auto t = b.limit(kBob, N(kBob), kEth, kBid, kPx, kOne); t.order.reduce_only = 1; return t; }, Reject::kReduceOnlyIncreasesPosition},
+       [&] {
+         auto t = b.limit(kBob, N(kBob), kEth, kBid, kPx, kOne);
+         t.order.reduce_only = 1;
+         return t;
+       },
+       Reject::kReduceOnlyIncreasesPosition},
       {"bob reduce-only ask 5 @ 3010: clipped to 2",
-       [&] { auto t = b.limit(kBob, N(kBob), kEth, kAsk, 301000, 5 * kOne); t.order.reduce_only = 1; return t; }, Reject::kOk},
+       [&] {
+         auto t = b.limit(kBob, N(kBob), kEth, kAsk, 301000, 5 * kOne);
+         t.order.reduce_only = 1;
+         return t;
+       },
+       Reject::kOk},
       {"bob reduce-only ask size 0 = whole position",
-       [&] { auto t = b.limit(kBob, N(kBob), kEth, kAsk, 302000, 0); t.order.reduce_only = 1; return t; }, Reject::kOk},
+       [&] {
+         auto t = b.limit(kBob, N(kBob), kEth, kAsk, 302000, 0);
+         t.order.reduce_only = 1;
+         return t;
+       },
+       Reject::kOk},
   });
   EXPECT_EQ(level_size(kAsk, 0), 2 * kOne);
   EXPECT_EQ(level_size(kAsk, 1), 2 * kOne);
   run_table({
       {"dave buys 3 up to 3020: 2 from the first, the second is canceled-reduce-only",
-       [&] { return b.limit(kDave, N(kDave), kEth, kBid, 302000, 3 * kOne, TimeInForce::kIoc); }, Reject::kOk},
+       [&] { return b.limit(kDave, N(kDave), kEth, kBid, 302000, 3 * kOne, TimeInForce::kIoc); },
+       Reject::kOk},
   });
   EXPECT_EQ(pos_size(kBob), 0);
   EXPECT_EQ(pos_size(kDave), 2 * kOne);
@@ -158,7 +204,12 @@ TEST_F(Matching, reduce_only_is_clipped_to_the_position_and_never_flips_it) {
 TEST_F(Matching, good_till_time_orders_expire_on_the_first_tx_after_their_expiry) {
   run_table({
       {"alice bids 1 @ 2990 until now+1s",
-       [&] { auto t = b.limit(kAlice, N(kAlice), kEth, kBid, 299000, kOne); t.order.order_expiry_ms = b.now_ms() + 1000; return t; }, Reject::kOk},
+       [&] {
+         auto t = b.limit(kAlice, N(kAlice), kEth, kBid, 299000, kOne);
+         t.order.order_expiry_ms = b.now_ms() + 1000;
+         return t;
+       },
+       Reject::kOk},
   });
   b.advance_ms(999);
   run_table({{"index tick at +0.999s", [&] { return b.set_index(kEth, kPx); }, Reject::kOk}});
@@ -171,39 +222,73 @@ TEST_F(Matching, good_till_time_orders_expire_on_the_first_tx_after_their_expiry
 
 TEST_F(Matching, modify_keeps_priority_only_when_the_size_goes_down) {
   run_table({
-      {"alice bids 1 @ 2990 (A)", [&] { return b.limit(kAlice, N(kAlice), kEth, kBid, 299000, kOne, TimeInForce::kGoodTillTime, 1); }, Reject::kOk},
-      {"carol bids 1 @ 2990 (C)", [&] { return b.limit(kCarol, N(kCarol), kEth, kBid, 299000, kOne); }, Reject::kOk},
-      {"alice shrinks A to 0.5: keeps its place", [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 5000, 299000); }, Reject::kOk},
-      {"modify of a missing order", [&] { return b.modify(kAlice, N(kAlice), kEth, 77, 5000, 299000); }, Reject::kOrderNotFound},
-      {"modify to size 0", [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 0, 299000); }, Reject::kInvalidBaseAmount},
-      {"modify to price 0", [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 5000, 0); }, Reject::kInvalidPrice},
-      {"modify with a trigger", [&] { auto t = b.modify(kAlice, N(kAlice), kEth, 1, 5000, 299000); t.modify.trigger_price = 1; return t; }, Reject::kInvalidTrigger},
-      {"modify beyond the band", [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 5000, 340000); }, Reject::kPriceBandFatFinger},
-      {"modify to 1000 ETH: not enough margin", [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 1000 * kOne, 299000); }, Reject::kNotEnoughMargin},
-      {"dave sells 0.5 @ 2990: fills A first", [&] { return b.limit(kDave, N(kDave), kEth, kAsk, 299000, 5000, TimeInForce::kIoc); }, Reject::kOk},
+      {"alice bids 1 @ 2990 (A)",
+       [&] {
+         return b.limit(kAlice, N(kAlice), kEth, kBid, 299000, kOne, TimeInForce::kGoodTillTime, 1);
+       },
+       Reject::kOk},
+      {"carol bids 1 @ 2990 (C)",
+       [&] { return b.limit(kCarol, N(kCarol), kEth, kBid, 299000, kOne); }, Reject::kOk},
+      {"alice shrinks A to 0.5: keeps its place",
+       [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 5000, 299000); }, Reject::kOk},
+      {"modify of a missing order",
+       [&] { return b.modify(kAlice, N(kAlice), kEth, 77, 5000, 299000); }, Reject::kOrderNotFound},
+      {"modify to size 0", [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 0, 299000); },
+       Reject::kInvalidBaseAmount},
+      {"modify to price 0", [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 5000, 0); },
+       Reject::kInvalidPrice},
+      {"modify with a trigger",
+       [&] {
+         auto t = b.modify(kAlice, N(kAlice), kEth, 1, 5000, 299000);
+         t.modify.trigger_price = 1;
+         return t;
+       },
+       Reject::kInvalidTrigger},
+      {"modify beyond the band", [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 5000, 340000); },
+       Reject::kPriceBandFatFinger},
+      {"modify to 1000 ETH: not enough margin",
+       [&] { return b.modify(kAlice, N(kAlice), kEth, 1, 1000 * kOne, 299000); },
+       Reject::kNotEnoughMargin},
+      {"dave sells 0.5 @ 2990: fills A first",
+       [&] { return b.limit(kDave, N(kDave), kEth, kAsk, 299000, 5000, TimeInForce::kIoc); },
+       Reject::kOk},
   });
   ASSERT_EQ(sink.trades().size(), 1u);
   EXPECT_EQ(sink.trades()[0].maker, kAlice);
   run_table({
-      {"carol grows C to 2: goes behind", [&] { return b.modify(kCarol, N(kCarol), kEth, kFirstOrderIndex + 1, 2 * kOne, 299000); }, Reject::kOk},
-      {"alice bids 1 @ 2990 again (A2)", [&] { return b.limit(kAlice, N(kAlice), kEth, kBid, 299000, kOne); }, Reject::kOk},
-      {"carol moves C to 2995: now first by price", [&] { return b.modify(kCarol, N(kCarol), kEth, kFirstOrderIndex + 1, 2 * kOne, 299500); }, Reject::kOk},
-      {"alice moves A2 to 3005 crossing nothing (no asks)", [&] { return b.modify(kAlice, N(kAlice), kEth, kFirstOrderIndex + 3, kOne, 300500); }, Reject::kOk},
-      {"dave sells 3 @ 2990", [&] { return b.limit(kDave, N(kDave), kEth, kAsk, 299000, 3 * kOne, TimeInForce::kIoc); }, Reject::kOk},
+      {"carol grows C to 2: goes behind",
+       [&] { return b.modify(kCarol, N(kCarol), kEth, kFirstOrderIndex + 1, 2 * kOne, 299000); },
+       Reject::kOk},
+      {"alice bids 1 @ 2990 again (A2)",
+       [&] { return b.limit(kAlice, N(kAlice), kEth, kBid, 299000, kOne); }, Reject::kOk},
+      {"carol moves C to 2995: now first by price",
+       [&] { return b.modify(kCarol, N(kCarol), kEth, kFirstOrderIndex + 1, 2 * kOne, 299500); },
+       Reject::kOk},
+      {"alice moves A2 to 3005 crossing nothing (no asks)",
+       [&] { return b.modify(kAlice, N(kAlice), kEth, kFirstOrderIndex + 3, kOne, 300500); },
+       Reject::kOk},
+      {"dave sells 3 @ 2990",
+       [&] { return b.limit(kDave, N(kDave), kEth, kAsk, 299000, 3 * kOne, TimeInForce::kIoc); },
+       Reject::kOk},
   });
   auto t = sink.trades();
   ASSERT_EQ(t.size(), 3u);
-  EXPECT_EQ(t[1].maker, kAlice); EXPECT_EQ(t[1].price, 300500);
-  EXPECT_EQ(t[2].maker, kCarol); EXPECT_EQ(t[2].price, 299500); EXPECT_EQ(t[2].size, 2 * kOne);
+  EXPECT_EQ(t[1].maker, kAlice);
+  EXPECT_EQ(t[1].price, 300500);
+  EXPECT_EQ(t[2].maker, kCarol);
+  EXPECT_EQ(t[2].price, 299500);
+  EXPECT_EQ(t[2].size, 2 * kOne);
 }
 
 TEST_F(Matching, mark_price_is_the_median_of_index_best_bid_and_best_ask) {
   run_table({
-      {"alice bids 2990", [&] { return b.limit(kAlice, N(kAlice), kEth, kBid, 299000, kOne); }, Reject::kOk},
+      {"alice bids 2990", [&] { return b.limit(kAlice, N(kAlice), kEth, kBid, 299000, kOne); },
+       Reject::kOk},
   });
   EXPECT_EQ(engine.market(kEth)->mark_price, kPx);  // one side empty: the index
   run_table({
-      {"bob asks 3010", [&] { return b.limit(kBob, N(kBob), kEth, kAsk, 301000, kOne); }, Reject::kOk},
+      {"bob asks 3010", [&] { return b.limit(kBob, N(kBob), kEth, kAsk, 301000, kOne); },
+       Reject::kOk},
   });
   EXPECT_EQ(engine.market(kEth)->mark_price, kPx);  // median(3000, 2990, 3010)
   run_table({{"index 3050", [&] { return b.set_index(kEth, 305000); }, Reject::kOk}});

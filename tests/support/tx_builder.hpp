@@ -17,11 +17,11 @@ inline MarketParams demo_market_params(std::string_view symbol = "ETH", uint8_t 
   p.status = MarketStatus::kActive;
   p.taker_fee_ppm = 300;  // 0.03%
   p.maker_fee_ppm = 0;
-  p.default_imf = 500;    // 5% (20x)
-  p.min_imf = 200;        // 2% (50x)
+  p.default_imf = 500;  // 5% (20x)
+  p.min_imf = 200;      // 2% (50x)
   p.mmf = 120;
   p.cmf = 80;
-  p.price_band = 1000;    // 10% from mark
+  p.price_band = 1000;  // 10% from mark
   p.market_protection = 500;
   p.min_base_lots = 1;
   p.min_quote_usdc = 0;
@@ -136,7 +136,9 @@ class TxBuilder {
     tx.withdraw.amount = amount;
     return tx;
   }
-  Tx sub_account(AccountIndex a, int64_t nonce) { return user(TxType::kCreateSubAccount, a, nonce); }
+  Tx sub_account(AccountIndex a, int64_t nonce) {
+    return user(TxType::kCreateSubAccount, a, nonce);
+  }
   Tx change_key(AccountIndex a, int64_t nonce, uint8_t target, uint8_t fill_byte) {
     Tx tx = user(TxType::kChangePubKey, a, nonce);
     tx.change_key.target_key_index = target;

@@ -8,9 +8,7 @@ namespace tachyon {
 
 class StableHasher {
  public:
-  void add(uint64_t v) {
-    h_ = (h_ ^ mix(v + kGolden * ++n_)) * kPrime;
-  }
+  void add(uint64_t v) { h_ = (h_ ^ mix(v + kGolden * ++n_)) * kPrime; }
   void add_i(int64_t v) { add(static_cast<uint64_t>(v)); }
   void add(std::string_view s) {
     add(s.size());

@@ -4,11 +4,11 @@
 
 namespace tachyon {
 
-using Ticks = int64_t;    // price × 10^price_decimals
-using Lots = int64_t;     // size × 10^size_decimals
-using Usdc = int64_t;     // micro-USDC (1e-6)
-using Ppm = int32_t;      // fees, 1e-6 of notional
-using Bps4 = int32_t;     // margin fractions and bands, 1e-4 (500 = 5%)
+using Ticks = int64_t;  // price × 10^price_decimals
+using Lots = int64_t;   // size × 10^size_decimals
+using Usdc = int64_t;   // micro-USDC (1e-6)
+using Ppm = int32_t;    // fees, 1e-6 of notional
+using Bps4 = int32_t;   // margin fractions and bands, 1e-4 (500 = 5%)
 using AccountIndex = uint64_t;
 using OrderIndex = uint64_t;
 using MarketId = uint8_t;

@@ -11,12 +11,12 @@
 namespace tachyon {
 
 struct Position {
-  Lots size;                // signed: > 0 long
-  Usdc entry_notional;      // signed cost basis: Σ fills, long > 0, short < 0
-  Usdc realized_pnl;        // cumulative, already in collateral
-  Lots buy_open;            // Σ remaining of open bids in this market
-  Lots sell_open;           // Σ remaining of open asks
-  Bps4 imf;                 // per-account initial margin fraction, 0 = market default
+  Lots size;            // signed: > 0 long
+  Usdc entry_notional;  // signed cost basis: Σ fills, long > 0, short < 0
+  Usdc realized_pnl;    // cumulative, already in collateral
+  Lots buy_open;        // Σ remaining of open bids in this market
+  Lots sell_open;       // Σ remaining of open asks
+  Bps4 imf;             // per-account initial margin fraction, 0 = market default
   uint32_t open_orders;
   MarketId market;
 };
@@ -24,13 +24,13 @@ struct Position {
 struct ApiKey {
   std::array<uint8_t, 32> pubkey;
   int64_t next_nonce;
-  uint32_t version;         // +1 on every rotation; starts at 1
+  uint32_t version;  // +1 on every rotation; starts at 1
   uint8_t index;
 };
 
 struct Account {
   AccountIndex index;
-  AccountIndex master;      // itself for a main account
+  AccountIndex master;  // itself for a main account
   Usdc collateral;
   std::array<uint8_t, 20> l1_address;
   uint32_t order_head = kNoSlot;  // doubly linked list of its open orders (all markets)

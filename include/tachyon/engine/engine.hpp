@@ -18,11 +18,11 @@
 namespace tachyon {
 
 struct EngineConfig {
-  uint32_t max_orders = 1u << 20;          // resting orders, all markets (the pool)
-  uint32_t expected_accounts = 1u << 16;   // reserved up front
-  uint32_t levels_per_side = 4096;         // reserved per book side
-  AccountIndex fee_account = 0;            // receives trading and transfer fees
-  AccountIndex insurance_account = 1;      // the insurance fund (liquidity pool)
+  uint32_t max_orders = 1u << 20;         // resting orders, all markets (the pool)
+  uint32_t expected_accounts = 1u << 16;  // reserved up front
+  uint32_t levels_per_side = 4096;        // reserved per book side
+  AccountIndex fee_account = 0;           // receives trading and transfer fees
+  AccountIndex insurance_account = 1;     // the insurance fund (liquidity pool)
 };
 
 struct TxResult {
@@ -33,9 +33,9 @@ struct TxResult {
 
 // Account-level margin figures at current mark prices (ENGINE.md "Margin").
 struct MarginInfo {
-  __int128 tav = 0;      // collateral + Σ unrealized PnL
-  __int128 imr = 0;      // initial margin, open orders counted on their worst side
-  __int128 mmr = 0;      // maintenance margin of positions
+  __int128 tav = 0;  // collateral + Σ unrealized PnL
+  __int128 imr = 0;  // initial margin, open orders counted on their worst side
+  __int128 mmr = 0;  // maintenance margin of positions
 };
 
 class Engine {
@@ -61,6 +61,9 @@ class Engine {
   Usdc total_deposits() const { return total_deposits_; }
   Usdc total_withdrawals() const { return total_withdrawals_; }
   const EngineConfig& config() const { return cfg_; }
+  OrderIndex next_order_index() const { return next_order_index_; }
+  AccountIndex next_sub_account() const { return next_sub_account_; }
+  uint64_t next_trade_id() const { return next_trade_id_; }
 
  private:
   struct Ctx;  // per-tx context: sink, time, touched markets
@@ -116,7 +119,7 @@ class Engine {
 
   EngineConfig cfg_;
   std::array<Market, kMaxMarkets> markets_;
-  std::vector<Account> accounts_;                           // in creation order
+  std::vector<Account> accounts_;  // in creation order
   absl::flat_hash_map<AccountIndex, uint32_t> account_slot_;
   OrderPool pool_;
   ExpiryHeap expiries_;

@@ -16,9 +16,9 @@ struct Market {
   Ticks index_price = 0;
   Ticks mark_price = 0;
   Ticks last_trade_price = 0;
-  Lots open_interest = 0;        // Σ long sizes = Σ short sizes
+  Lots open_interest = 0;  // Σ long sizes = Σ short sizes
   uint64_t trade_count = 0;
-  Lots volume_base = 0;          // cumulative
+  Lots volume_base = 0;  // cumulative
   Usdc volume_quote = 0;
   uint32_t open_orders = 0;
   OrderBook book;

@@ -19,10 +19,10 @@ struct Order {
   Ticks price;
   Lots remaining;
   Lots initial;
-  int64_t expiry_ms;          // 0 = no expiry
-  uint32_t prev, next;        // FIFO within the price level
+  int64_t expiry_ms;    // 0 = no expiry
+  uint32_t prev, next;  // FIFO within the price level
   uint32_t acct_prev, acct_next;
-  uint32_t heap_pos;          // position in the expiry heap, kNoSlot if none
+  uint32_t heap_pos;  // position in the expiry heap, kNoSlot if none
   uint32_t account_slot;
   MarketId market;
   uint8_t is_ask;

@@ -12,9 +12,9 @@ namespace tachyon {
 
 struct Level {
   Ticks price;
-  Lots total;        // Σ remaining of its orders
+  Lots total;  // Σ remaining of its orders
   uint32_t count;
-  uint32_t head;     // oldest order (first to match)
+  uint32_t head;  // oldest order (first to match)
   uint32_t tail;
   uint32_t pad_;
 };
@@ -44,8 +44,8 @@ class OrderBook {
     return b && (taker_is_ask ? b->price >= price : b->price <= price);
   }
 
-  void add(OrderPool& pool, uint32_t slot);             // appends at the level's tail
-  void remove(OrderPool& pool, uint32_t slot);          // unlinks; drops an empty level
+  void add(OrderPool& pool, uint32_t slot);              // appends at the level's tail
+  void remove(OrderPool& pool, uint32_t slot);           // unlinks; drops an empty level
   void reduce(OrderPool& pool, uint32_t slot, Lots by);  // in place, keeps priority
 
   size_t level_count(bool is_ask) const { return side(is_ask).size(); }

@@ -14,39 +14,46 @@ namespace tachyon {
 enum class UpdateType : uint8_t {
   kTxResult = 1,
   kOrderAdded = 2,
-  kOrderReduced = 3,   // partial fill or size change in place (priority kept)
+  kOrderReduced = 3,  // partial fill or size change in place (priority kept)
   kOrderRemoved = 4,
   kTrade = 5,
   kPosition = 6,
   kBalance = 7,
   kMarkPrice = 8,
-  kMarket = 9,         // created or parameters/status changed
-  kAccount = 10,       // created (deposit or sub-account)
-  kApiKey = 11,        // registered or rotated
+  kMarket = 9,    // created or parameters/status changed
+  kAccount = 10,  // created (deposit or sub-account)
+  kApiKey = 11,   // registered or rotated
 };
 
 // Lighter's order statuses for why an order left the book.
 enum class RemoveReason : uint8_t {
   kFilled = 0,
-  kCanceled = 1,            // by the owner
-  kExpired = 2,             // good-till-time reached
-  kPostOnly = 3,            // canceled-post-only: would have crossed
-  kIocRemainder = 4,        // canceled: IOC / market remainder
-  kSelfTrade = 5,           // canceled-self-trade
-  kReduceOnly = 6,          // canceled-reduce-only: nothing left to reduce
-  kMarketProtection = 7,    // canceled: market order hit its price protection bound
-  kModified = 8,            // left its level to be re-placed by ModifyOrder (same order index)
-  kMarketHalted = 9,        // reserved for the circuit breaker
+  kCanceled = 1,          // by the owner
+  kExpired = 2,           // good-till-time reached
+  kPostOnly = 3,          // canceled-post-only: would have crossed
+  kIocRemainder = 4,      // canceled: IOC / market remainder
+  kSelfTrade = 5,         // canceled-self-trade
+  kReduceOnly = 6,        // canceled-reduce-only: nothing left to reduce
+  kMarketProtection = 7,  // canceled: market order hit its price protection bound
+  kModified = 8,          // left its level to be re-placed by ModifyOrder (same order index)
+  kMarketHalted = 9,      // reserved for the circuit breaker
   kCancelAll = 10,
 };
 
-enum class BalanceReason : uint8_t { kDeposit = 0, kWithdraw = 1, kTransferIn = 2, kTransferOut = 3,
-                                     kFee = 4, kRealizedPnl = 5, kTrade = 6 };
+enum class BalanceReason : uint8_t {
+  kDeposit = 0,
+  kWithdraw = 1,
+  kTransferIn = 2,
+  kTransferOut = 3,
+  kFee = 4,
+  kRealizedPnl = 5,
+  kTrade = 6
+};
 
 struct TxResultUpdate {
   uint64_t seq;
   AccountIndex account;
-  OrderIndex order_index;    // order created or touched, 0 if none
+  OrderIndex order_index;  // order created or touched, 0 if none
   Reject reject;
   TxType type;
   uint8_t api_key_index;
@@ -57,14 +64,14 @@ struct OrderUpdate {
   uint64_t client_order_index;
   AccountIndex account;
   Ticks price;
-  Lots remaining;            // after the change
+  Lots remaining;  // after the change
   Lots initial;
   int64_t expiry_ms;
   MarketId market;
   uint8_t is_ask;
   OrderType type;
   TimeInForce tif;
-  RemoveReason reason;       // kOrderRemoved only
+  RemoveReason reason;  // kOrderRemoved only
   uint8_t reduce_only;
 };
 
@@ -84,15 +91,15 @@ struct TradeUpdate {
 
 struct PositionUpdate {
   AccountIndex account;
-  Lots size;                 // signed
-  Usdc entry_notional;       // signed cost basis
-  Usdc realized_pnl;         // cumulative
+  Lots size;            // signed
+  Usdc entry_notional;  // signed cost basis
+  Usdc realized_pnl;    // cumulative
   MarketId market;
 };
 
 struct BalanceUpdate {
   AccountIndex account;
-  Usdc collateral;           // after
+  Usdc collateral;  // after
   Usdc delta;
   BalanceReason reason;
 };

@@ -1,0 +1,116 @@
+#pragma once
+// The naive reference: the same rules as the engine (shared/design/ENGINE.md), written the
+// obvious way with std::map and std::deque, no pools, no caches, no aggregates: open-order
+// totals and margin are recomputed from scratch every time. Slow on purpose, easy to read.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "tachyon/core/reject.hpp"
+#include "tachyon/engine/engine.hpp"
+#include "tachyon/engine/tx.hpp"
+
+namespace tachyon::testing {
+
+struct RefFill {
+  OrderIndex maker_order, taker_order;
+  AccountIndex maker, taker;
+  Ticks price;
+  Lots size;
+  Usdc maker_fee, taker_fee;
+  bool operator==(const RefFill&) const = default;
+};
+
+class ReferenceEngine {
+ public:
+  explicit ReferenceEngine(const EngineConfig& cfg);
+  TxResult execute(const Tx& tx, std::vector<RefFill>& fills);
+  // A canonical digest, computed the same way from the fast engine by canonical_digest(Engine).
+  uint64_t digest() const;
+  Ticks best(MarketId m, bool is_ask) const;
+
+  struct Ord {
+    OrderIndex id;
+    uint64_t coi;
+    AccountIndex account;
+    MarketId market;
+    bool is_ask;
+    Ticks price;
+    Lots remaining, initial;
+    int64_t expiry_ms;
+    TimeInForce tif;
+    OrderType type;
+    bool reduce_only;
+    StpMode stp;
+  };
+  struct Pos {
+    Lots size = 0;
+    Usdc entry = 0, realized = 0;
+    Bps4 imf = 0;
+  };
+  struct Key {
+    std::array<uint8_t, 32> pubkey{};
+    int64_t nonce = 0;
+    uint32_t version = 0;
+  };
+  struct Acc {
+    AccountIndex master;
+    Usdc collateral = 0;
+    std::array<uint8_t, 20> l1{};
+    std::map<MarketId, Pos> pos;
+    std::map<uint8_t, Key> keys;
+  };
+  struct Mkt {
+    bool exists = false;
+    MarketParams p{};
+    int64_t mult = 1;
+    Ticks index = 0, mark = 0, last = 0;
+    uint64_t trades = 0;
+    Lots vol_base = 0;
+    Usdc vol_quote = 0;
+    std::map<Ticks, std::deque<OrderIndex>> bids, asks;  // bids: best = last; asks: best = first
+  };
+
+ private:
+  Reject auth(const Tx& tx, Acc*& a, Key*& k);
+  Reject op_auth(const Tx& tx) const;
+  Reject place(const Tx& tx, OrderIndex& out, std::vector<RefFill>& fills);
+  Reject cancel(const Tx& tx, OrderIndex& out);
+  Reject cancel_all(const Tx& tx);
+  Reject modify(const Tx& tx, OrderIndex& out, std::vector<RefFill>& fills);
+  Reject transfer_or_withdraw(const Tx& tx);
+  Reject leverage(const Tx& tx);
+  Reject account_tx(const Tx& tx);
+  Reject operator_tx(const Tx& tx);
+
+  void match(Ord taker, Ticks bound, std::vector<RefFill>& fills);
+  void settle(Acc& a, Mkt& m, MarketId mid, bool is_buy, Lots q, Ticks px, Usdc fee);
+  void rest(const Ord& o);
+  void drop(OrderIndex id);
+  const Ord* find(AccountIndex a, MarketId m, uint64_t index) const;
+  Lots open_size(AccountIndex a, MarketId m, bool is_ask) const;
+  int open_count(AccountIndex a, MarketId m) const;
+  Lots ro_room(const Acc& a, MarketId m, bool is_ask) const;
+  // Σ over markets: tav, imr (orders on their worst side), with optional extra open size.
+  void margin(AccountIndex ai, MarketId xm, Lots xbuy, Lots xsell, __int128& tav, __int128& imr,
+              __int128& imr_plain) const;
+  Usdc free_collateral(AccountIndex ai) const;
+
+  EngineConfig cfg_;
+  int64_t now_ms_ = 0;
+  std::map<MarketId, Mkt> mkts_;
+  std::map<AccountIndex, Acc> accs_;
+  std::vector<AccountIndex> created_;  // creation order
+  std::map<OrderIndex, Ord> orders_;
+  OrderIndex next_order_ = kFirstOrderIndex;
+  AccountIndex next_sub_ = kFirstSubAccountIndex;
+  uint64_t next_trade_ = 1;
+  int64_t op_nonce_ = 0;
+  Usdc deposits_ = 0, withdrawals_ = 0;
+};
+
+// The same canonical digest over the fast engine's state.
+uint64_t canonical_digest(const Engine& e);
+
+}  // namespace tachyon::testing
