@@ -212,17 +212,21 @@ class RandomStream {
                                      : mids_[tx.order.market] + far;
     return tx;
   }
-  uint64_t known_order(AccountIndex a) {
+  std::deque<OrderIndex>& live_orders(AccountIndex a) {
     auto& q = orders_[a];
     if (oracle_ != nullptr) {  // forget orders that no longer rest
       std::erase_if(q, [&](OrderIndex id) { return oracle_->order(id) == nullptr; });
     }
+    return q;
+  }
+  uint64_t known_order(AccountIndex a) {
+    auto& q = live_orders(a);
     if (q.empty() || rng_.chance(5)) return kFirstOrderIndex + rng_.below(1000);
     return q[rng_.below(q.size())];
   }
   Tx cancel() {
     const AccountIndex a = pick_account();
-    if (orders_[a].empty() && rng_.chance(80)) return place(TimeInForce::kGoodTillTime);
+    if (live_orders(a).empty() && rng_.chance(95)) return place(TimeInForce::kGoodTillTime);
     Tx tx = signed_tx(TxType::kCancelOrder, a);
     tx.cancel.market = pick_market();
     tx.cancel.index = rng_.chance(10) ? static_cast<uint64_t>(rng_.range(1, 40)) : known_order(a);
@@ -230,7 +234,7 @@ class RandomStream {
   }
   Tx modify() {
     const AccountIndex a = pick_account();
-    if (orders_[a].empty() && rng_.chance(80)) return place(TimeInForce::kGoodTillTime);
+    if (live_orders(a).empty() && rng_.chance(95)) return place(TimeInForce::kGoodTillTime);
     Tx tx = signed_tx(TxType::kModifyOrder, a);
     const MarketId m = pick_market();
     tx.modify.market = m;
