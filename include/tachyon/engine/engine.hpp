@@ -8,7 +8,9 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include "tachyon/core/bytes.hpp"
 #include "tachyon/core/reject.hpp"
+#include "tachyon/core/status.hpp"
 #include "tachyon/engine/account.hpp"
 #include "tachyon/engine/market.hpp"
 #include "tachyon/engine/order.hpp"
@@ -47,6 +49,11 @@ class Engine {
   TxResult execute(const Tx& tx, UpdateSink& sink);
 
   uint64_t state_hash() const;
+  // The whole state, as a byte stream (snapshots). load() replaces this engine's state with what
+  // save() wrote; a short or inconsistent stream is refused and leaves a message.
+  void save(ByteSink& out) const;
+  Status load(ByteSource& in);
+  uint64_t last_seq() const { return last_seq_; }
   // Empty when every invariant holds, else a description of the first one broken.
   std::string validate() const;
 

@@ -1,0 +1,115 @@
+#pragma once
+// The write-ahead journal (command sourcing): every accepted input tx, with its seq, block and
+// time, is appended before its result is acknowledged. Segmented files, one CRC-32C per record,
+// group commit on a writer thread: one write(2) (+ fdatasync) covers every record that arrived
+// while the previous one ran.
+//
+// Segment file "journal-<first seq, 20 digits>.wal":
+//   header (24 bytes): magic "TCHYJRNL", u64 first seq, u32 version, u32 crc32c of the 20 bytes
+//   before it; then records: u32 payload length, u32 crc32c(payload), payload = one codec Tx
+//   record (which carries seq, block and time).
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tachyon/core/status.hpp"
+#include "tachyon/engine/tx.hpp"
+
+namespace tachyon::store {
+
+enum class Durability : uint8_t {
+  kFsync,  // acknowledged after write(2) + fdatasync
+  kWrite,  // acknowledged after write(2): survives a process crash, not a power cut
+  kNone,   // acknowledged at once; written in the background (tests, benchmarks)
+};
+Status parse_durability(const std::string& s, Durability& out);
+const char* durability_name(Durability d);
+
+struct JournalConfig {
+  std::string dir;
+  Durability durability = Durability::kFsync;
+  uint64_t segment_bytes = 64ull << 20;
+  size_t max_pending_bytes = 8u << 20;  // back-pressure bound of the append buffer
+};
+
+inline constexpr size_t kSegmentHeaderSize = 24;
+inline constexpr size_t kFrameHeaderSize = 8;
+
+// What a scan of the journal found.
+struct JournalScan {
+  uint64_t first_seq = 0;  // 0 when empty
+  uint64_t last_seq = 0;
+  uint64_t records = 0;
+  uint64_t segments = 0;
+  bool truncated_tail = false;
+  std::string note;  // what was truncated, and why
+};
+
+// Reads every record in seq order and calls `apply` for those with seq > after_seq. A torn or
+// corrupt tail of the last segment is truncated (repair) and reported; damage anywhere else stops
+// with an error: replaying past a hole would build a state nobody acknowledged.
+Status replay_journal(const std::string& dir, uint64_t after_seq,
+                      const std::function<void(const Tx&)>& apply, JournalScan& scan,
+                      bool repair = true);
+
+class Journal {
+ public:
+  // Opens for appending after recovery: continues the last segment, or starts one at next_seq.
+  static Status open(const JournalConfig& cfg, uint64_t next_seq, std::unique_ptr<Journal>& out);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // Sequencer thread. Seqs must be consecutive. Blocks only when max_pending_bytes are waiting.
+  void append(const Tx& tx);
+  // Highest seq acknowledged under the durability setting (any thread).
+  uint64_t durable_seq() const { return durable_seq_.load(std::memory_order_acquire); }
+  // Waits until durable_seq() >= seq; false if the journal failed (then durable_seq stops).
+  bool wait_durable(uint64_t seq);
+  // Called on the writer thread after each group commit with the new durable seq.
+  void set_on_durable(std::function<void(uint64_t)> cb) { on_durable_ = std::move(cb); }
+  // Flushes everything and stops the writer thread.
+  void close();
+  // Deletes segments wholly covered by a snapshot at `seq`.
+  Status drop_segments_through(uint64_t seq);
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  const std::string& failure() const { return failure_; }
+
+  struct Stats {
+    uint64_t commits = 0;
+    uint64_t records = 0;
+    uint64_t bytes = 0;
+  };
+  Stats stats() const;
+
+ private:
+  explicit Journal(const JournalConfig& cfg) : cfg_(cfg) {}
+  void writer_loop();
+  Status roll_segment(uint64_t first_seq);
+  Status write_all(const uint8_t* p, size_t n);
+
+  JournalConfig cfg_;
+  int fd_ = -1;
+  uint64_t segment_size_ = 0;
+  uint64_t next_seq_ = 1;
+  std::vector<uint8_t> pending_;  // guarded by mu_
+  std::vector<uint8_t> writing_;  // writer thread only
+  uint64_t pending_first_ = 0, pending_last_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_, space_cv_, durable_cv_;
+  bool stop_ = false;
+  std::atomic<uint64_t> durable_seq_{0};
+  std::atomic<bool> failed_{false};
+  std::string failure_;
+  std::function<void(uint64_t)> on_durable_;
+  Stats stats_;
+  std::thread writer_;
+};
+
+}  // namespace tachyon::store

@@ -1,0 +1,189 @@
+// Engine: full-state serialisation for snapshots. The order of books, levels, FIFOs, accounts
+// and each account's order list is kept, so a restored engine behaves exactly like the original.
+#include <string>
+
+#include "context.hpp"
+#include "tachyon/engine/engine.hpp"
+
+namespace tachyon {
+
+namespace {
+constexpr uint32_t kMagic = 0x31474e45;  // "ENG1"
+
+struct SavedOrder {
+  OrderIndex order_index;
+  uint64_t client_order_index;
+  AccountIndex account;
+  Ticks price;
+  Lots remaining;
+  Lots initial;
+  int64_t expiry_ms;
+  MarketId market;
+  uint8_t is_ask;
+  OrderType type;
+  TimeInForce tif;
+  uint8_t reduce_only;
+  StpMode stp;
+  uint8_t pad_[2];
+};
+static_assert(sizeof(SavedOrder) == 64);
+static_assert(std::is_trivially_copyable_v<Position> && std::is_trivially_copyable_v<ApiKey>);
+}  // namespace
+
+void Engine::save(ByteSink& out) const {
+  out.pod(kMagic);
+  for (uint64_t v : {next_order_index_, next_sub_account_, next_trade_id_, last_seq_}) out.pod(v);
+  for (int64_t v : {operator_nonce_, total_deposits_, total_withdrawals_}) out.pod(v);
+  out.pod(static_cast<uint64_t>(accounts_.size()));
+  for (const Account& a : accounts_) {
+    out.pod(a.index);
+    out.pod(a.master);
+    out.pod(a.collateral);
+    out.pod(a.l1_address);
+    out.pod(static_cast<uint32_t>(a.positions.size()));
+    for (const Position& p : a.positions) out.pod(p);
+    out.pod(static_cast<uint32_t>(a.keys.size()));
+    for (const ApiKey& k : a.keys) out.pod(k);
+  }
+  uint32_t n_markets = 0;
+  for (const Market& m : markets_) n_markets += m.exists;
+  out.pod(n_markets);
+  for (const Market& m : markets_) {
+    if (!m.exists) continue;
+    out.pod(m.id);
+    out.pod(m.params);
+    for (int64_t v : {m.index_price, m.mark_price, m.last_trade_price, m.open_interest,
+                      static_cast<int64_t>(m.trade_count), m.volume_base, m.volume_quote})
+      out.pod(v);
+    for (int side = 0; side < 2; ++side) {
+      out.pod(static_cast<uint32_t>(m.book.level_count(side)));
+      for (size_t i = 0; i < m.book.level_count(side); ++i) {
+        const Level& l = m.book.level(side, i);
+        out.pod(l.count);
+        for (uint32_t s = l.head; s != kNoSlot; s = pool_[s].next) {
+          const Order& o = pool_[s];
+          SavedOrder so{o.order_index, o.client_order_index, o.account, o.price,  o.remaining,
+                        o.initial,     o.expiry_ms,          o.market,  o.is_ask, o.type,
+                        o.tif,         o.reduce_only,        o.stp,     {0, 0}};
+          out.pod(so);
+        }
+      }
+    }
+  }
+  for (const Account& a : accounts_) {  // each account's order list, in list order
+    out.pod(a.open_orders);
+    for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next)
+      out.pod(pool_[s].order_index);
+  }
+  out.pod(kMagic);
+}
+
+Status Engine::load(ByteSource& in) {
+  auto bad = [](const std::string& what) { return Status::error("engine snapshot: " + what); };
+  if (in.pod<uint32_t>() != kMagic) return bad("bad magic");
+  if (pool_.live_count() != 0 || accounts_.size() > 2) return bad("load needs a fresh engine");
+  accounts_.clear();
+  account_slot_.clear();
+  for (auto& m : markets_) m.exists = false;
+  next_order_index_ = in.pod<uint64_t>();
+  next_sub_account_ = in.pod<uint64_t>();
+  next_trade_id_ = in.pod<uint64_t>();
+  last_seq_ = in.pod<uint64_t>();
+  operator_nonce_ = in.pod<int64_t>();
+  total_deposits_ = in.pod<int64_t>();
+  total_withdrawals_ = in.pod<int64_t>();
+  const uint64_t n_accounts = in.pod<uint64_t>();
+  if (in.failed() || n_accounts > in.remaining() / 40) return bad("account count");
+  accounts_.reserve(n_accounts);
+  for (uint64_t i = 0; i < n_accounts && !in.failed(); ++i) {
+    Account& a = accounts_.emplace_back();
+    a.index = in.pod<AccountIndex>();
+    a.master = in.pod<AccountIndex>();
+    a.collateral = in.pod<Usdc>();
+    a.l1_address = in.pod<std::array<uint8_t, 20>>();
+    const uint32_t np = in.pod<uint32_t>();
+    if (np > kMaxMarkets) return bad("position count");
+    for (uint32_t k = 0; k < np; ++k) a.positions.push_back(in.pod<Position>());
+    const uint32_t nk = in.pod<uint32_t>();
+    if (nk > kMaxApiKeys) return bad("key count");
+    for (uint32_t k = 0; k < nk; ++k) a.keys.push_back(in.pod<ApiKey>());
+    if (!account_slot_.emplace(a.index, static_cast<uint32_t>(i)).second)
+      return bad("duplicate account");
+  }
+  const uint32_t n_markets = in.pod<uint32_t>();
+  if (n_markets > kMaxMarkets) return bad("market count");
+  for (uint32_t i = 0; i < n_markets && !in.failed(); ++i) {
+    const MarketId id = in.pod<MarketId>();
+    if (id >= kMaxMarkets || markets_[id].exists) return bad("market id");
+    Market& m = markets_[id];
+    m.exists = true;
+    m.params = in.pod<MarketParams>();
+    if (!market_params_valid(m.params)) return bad("market parameters");
+    m.quote_multiplier =
+        pow10_i64(kQuoteDecimals - m.params.size_decimals - m.params.price_decimals);
+    m.index_price = in.pod<int64_t>();
+    m.mark_price = in.pod<int64_t>();
+    m.last_trade_price = in.pod<int64_t>();
+    m.open_interest = in.pod<int64_t>();
+    m.trade_count = static_cast<uint64_t>(in.pod<int64_t>());
+    m.volume_base = in.pod<int64_t>();
+    m.volume_quote = in.pod<int64_t>();
+    m.open_orders = 0;
+    m.book.reserve(cfg_.levels_per_side);
+    for (int side = 0; side < 2; ++side) {
+      const uint32_t levels = in.pod<uint32_t>();
+      for (uint32_t l = 0; l < levels && !in.failed(); ++l) {
+        const uint32_t count = in.pod<uint32_t>();
+        if (count == 0 || count > in.remaining() / sizeof(SavedOrder)) return bad("level size");
+        for (uint32_t k = 0; k < count; ++k) {
+          const SavedOrder so = in.pod<SavedOrder>();
+          auto acct = account_slot_.find(so.account);
+          if (in.failed() || acct == account_slot_.end() || so.market != id || so.is_ask != side ||
+              so.remaining <= 0 || pool_.full() || order_slot_.contains(so.order_index))
+            return bad("order");
+          const uint32_t s = pool_.alloc();
+          Order& o = pool_[s];
+          o = Order{so.order_index, so.client_order_index,
+                    so.account,     so.price,
+                    so.remaining,   so.initial,
+                    so.expiry_ms,   kNoSlot,
+                    kNoSlot,        kNoSlot,
+                    kNoSlot,        kNoSlot,
+                    acct->second,   so.market,
+                    so.is_ask,      so.type,
+                    so.tif,         so.reduce_only,
+                    so.stp,         1};
+          m.book.add(pool_, s);
+          ++m.open_orders;
+          if (o.expiry_ms != 0) expiries_.push(s);
+          order_slot_.emplace(o.order_index, s);
+          if (o.client_order_index != 0)
+            coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, s);
+        }
+      }
+    }
+  }
+  for (Account& a : accounts_) {  // relink each account's list in its saved order
+    a.open_orders = in.pod<uint32_t>();
+    if (a.open_orders > pool_.live_count()) return bad("account order count");
+    uint32_t tail = kNoSlot;
+    for (uint32_t k = 0; k < a.open_orders && !in.failed(); ++k) {
+      auto it = order_slot_.find(in.pod<OrderIndex>());
+      if (it == order_slot_.end() || pool_[it->second].account != a.index)
+        return bad("account order");
+      Order& o = pool_[it->second];
+      o.acct_prev = tail;
+      if (tail == kNoSlot)
+        a.order_head = it->second;
+      else
+        pool_[tail].acct_next = it->second;
+      tail = it->second;
+    }
+  }
+  if (in.pod<uint32_t>() != kMagic || in.failed() || in.remaining() != 0)
+    return bad("truncated or trailing bytes");
+  if (std::string broken = validate(); !broken.empty()) return bad("inconsistent state: " + broken);
+  return Status();
+}
+
+}  // namespace tachyon

@@ -1,0 +1,64 @@
+#pragma once
+// Helpers for store tests: temporary directories and the seeded stream run into a journal.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "support/random_stream.hpp"
+#include "tachyon/store/journal.hpp"
+#include "tachyon/store/snapshot.hpp"
+
+namespace tachyon::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "tachyon-test-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The same stream tachyon-feed runs: genesis, then next(), seq i = the i-th tx.
+class StreamReplayer {
+ public:
+  explicit StreamReplayer(uint64_t seed, int accounts = 12, int markets = 2)
+      : stream_(seed, config(accounts, markets)) {
+    stream_.set_oracle(&engine_);
+    genesis_ = stream_.genesis();
+  }
+  Tx next() { return gi_ < genesis_.size() ? genesis_[gi_++] : stream_.next(); }
+  Tx step() {
+    const Tx tx = next();
+    stream_.on_result(tx, engine_.execute(tx, sink_));
+    return tx;
+  }
+  void run_to(uint64_t seq) {
+    while (engine_.last_seq() < seq) step();
+  }
+  Engine& engine() { return engine_; }
+
+ private:
+  static StreamConfig config(int accounts, int markets) {
+    StreamConfig c;
+    c.accounts = accounts;
+    c.markets = markets;
+    return c;
+  }
+  Engine engine_;
+  NullSink sink_;
+  RandomStream stream_;
+  std::vector<Tx> genesis_;
+  size_t gi_ = 0;
+};
+
+}  // namespace tachyon::testing

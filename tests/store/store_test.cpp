@@ -1,0 +1,233 @@
+// Journal, snapshots and recovery in one process: round trips, segment rolling, torn tails that
+// are truncated, corruption that stops recovery, damaged snapshots that are skipped.
+#include <fstream>
+#include <vector>
+
+#include "store/store_support.hpp"
+#include "tachyon/store/files.hpp"
+
+namespace tachyon::testing {
+namespace {
+
+using store::Durability;
+
+// Runs `n` stream txs through engine + journal (and a snapshot at `snap_at` if nonzero).
+uint64_t journal_stream(const std::string& dir, uint64_t seed, uint64_t n, uint64_t segment_bytes,
+                        uint64_t snap_at = 0, Durability d = Durability::kFsync) {
+  StreamReplayer r(seed);
+  store::JournalConfig jc;
+  jc.dir = dir;
+  jc.durability = d;
+  jc.segment_bytes = segment_bytes;
+  std::unique_ptr<store::Journal> j;
+  EXPECT_TRUE(store::Journal::open(jc, 1, j).ok());
+  for (uint64_t i = 1; i <= n; ++i) {
+    j->append(r.step());
+    if (i == snap_at) {
+      EXPECT_TRUE(j->wait_durable(i));
+      EXPECT_TRUE(store::write_snapshot(r.engine(), dir).ok());
+    }
+  }
+  EXPECT_TRUE(j->wait_durable(n));
+  j->close();
+  return r.engine().state_hash();
+}
+
+uint64_t hash_after(uint64_t seed, uint64_t seq) {
+  StreamReplayer r(seed);
+  r.run_to(seq);
+  return r.engine().state_hash();
+}
+
+std::vector<std::string> files_with(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void flip_byte(const std::string& path, uint64_t offset) {
+  std::vector<uint8_t> data;
+  ASSERT_TRUE(store::read_file(path, data).ok());
+  ASSERT_LT(offset, data.size());
+  data[offset] ^= 0x5a;
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+}
+
+TEST(Journal, recovery_replays_every_record_to_the_same_state_across_segments) {
+  TempDir dir;
+  const uint64_t hash = journal_stream(dir.path(), 11, 5000, 16 << 10);
+  EXPECT_GT(files_with(dir.path(), "journal-").size(), 5u);  // it rolled
+  std::unique_ptr<Engine> e;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
+  EXPECT_EQ(rep.last_seq, 5000u);
+  EXPECT_EQ(rep.replayed, 5000u);
+  EXPECT_FALSE(rep.from_snapshot);
+  EXPECT_FALSE(rep.journal.truncated_tail);
+  EXPECT_EQ(e->state_hash(), hash);
+}
+
+TEST(Journal, every_durability_mode_writes_the_same_journal) {
+  for (Durability d : {Durability::kFsync, Durability::kWrite, Durability::kNone}) {
+    TempDir dir;
+    const uint64_t hash = journal_stream(dir.path(), 3, 2000, 1 << 20, 0, d);
+    std::unique_ptr<Engine> e;
+    store::RecoveryReport rep;
+    ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok())
+        << store::durability_name(d);
+    EXPECT_EQ(e->state_hash(), hash) << store::durability_name(d);
+  }
+}
+
+TEST(Journal, a_torn_tail_is_truncated_reported_and_never_replayed) {
+  TempDir dir;
+  journal_stream(dir.path(), 5, 1000, 1 << 20);
+  const std::string seg = files_with(dir.path(), "journal-").back();
+  const auto size = std::filesystem::file_size(seg);
+  ASSERT_TRUE(store::truncate_file(seg, size - 37).ok());  // cut inside the last record
+  std::unique_ptr<Engine> e;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
+  EXPECT_TRUE(rep.journal.truncated_tail);
+  EXPECT_NE(rep.journal.note.find("truncated"), std::string::npos);
+  EXPECT_EQ(rep.last_seq, 999u);
+  EXPECT_EQ(e->state_hash(), hash_after(5, 999));
+  EXPECT_LT(std::filesystem::file_size(seg), size - 37);  // the partial record is gone
+  // and appending continues cleanly after the cut
+  store::JournalConfig jc;
+  jc.dir = dir.path();
+  std::unique_ptr<store::Journal> j;
+  ASSERT_TRUE(store::Journal::open(jc, 1000, j).ok());
+  StreamReplayer r(5);
+  r.run_to(999);
+  j->append(r.step());
+  j->close();
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
+  EXPECT_EQ(rep.last_seq, 1000u);
+  EXPECT_EQ(e->state_hash(), r.engine().state_hash());
+}
+
+TEST(Journal, a_bit_flip_in_the_last_record_counts_as_a_torn_tail) {
+  TempDir dir;
+  journal_stream(dir.path(), 6, 500, 1 << 20);
+  const std::string seg = files_with(dir.path(), "journal-").back();
+  flip_byte(seg, std::filesystem::file_size(seg) - 3);
+  std::unique_ptr<Engine> e;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
+  EXPECT_TRUE(rep.journal.truncated_tail);
+  EXPECT_EQ(rep.last_seq, 499u);
+  EXPECT_EQ(e->state_hash(), hash_after(6, 499));
+}
+
+TEST(Journal, corruption_in_the_middle_stops_recovery_with_a_clear_error) {
+  TempDir dir;
+  journal_stream(dir.path(), 7, 3000, 16 << 10);
+  const auto segs = files_with(dir.path(), "journal-");
+  ASSERT_GT(segs.size(), 2u);
+  for (const std::string& victim : {segs[1], segs.back()}) {  // an older segment, and mid-last
+    TempDir copy;
+    for (const auto& s : segs) std::filesystem::copy(s, copy.path());
+    const std::string path = copy.path() + "/" + std::filesystem::path(victim).filename().string();
+    flip_byte(path, store::kSegmentHeaderSize + 100);
+    std::unique_ptr<Engine> e;
+    store::RecoveryReport rep;
+    const Status s = store::recover(copy.path(), EngineConfig{}, e, rep);
+    ASSERT_FALSE(s.ok()) << victim;
+    EXPECT_NE(s.message().find("corrupt"), std::string::npos) << s.message();
+    EXPECT_EQ(e, nullptr);
+  }
+}
+
+TEST(Snapshot, recovery_starts_from_the_newest_snapshot_and_replays_the_rest) {
+  TempDir dir;
+  const uint64_t hash = journal_stream(dir.path(), 8, 4000, 1 << 20, 2500);
+  std::unique_ptr<Engine> e;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
+  EXPECT_TRUE(rep.from_snapshot);
+  EXPECT_EQ(rep.snapshot_seq, 2500u);
+  EXPECT_EQ(rep.replayed, 1500u);
+  EXPECT_EQ(e->state_hash(), hash);
+  EXPECT_EQ(e->validate(), "");
+}
+
+TEST(Snapshot, truncated_or_bit_flipped_snapshots_are_skipped_with_their_reason) {
+  TempDir dir;
+  const uint64_t hash = journal_stream(dir.path(), 9, 3000, 1 << 20, 2000);
+  const std::string snap = files_with(dir.path(), "snapshot-").back();
+  const auto size = std::filesystem::file_size(snap);
+  for (int damage = 0; damage < 3; ++damage) {
+    TempDir copy;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+      std::filesystem::copy(e.path(), copy.path());
+    const std::string path = copy.path() + "/" + std::filesystem::path(snap).filename().string();
+    if (damage == 0) {
+      ASSERT_TRUE(store::truncate_file(path, size / 2).ok());
+    }
+    if (damage == 1) flip_byte(path, size / 2);  // body
+    if (damage == 2) flip_byte(path, 20);        // header
+    std::unique_ptr<Engine> e;
+    store::RecoveryReport rep;
+    ASSERT_TRUE(store::recover(copy.path(), EngineConfig{}, e, rep).ok());
+    EXPECT_FALSE(rep.from_snapshot);
+    ASSERT_EQ(rep.skipped_snapshots.size(), 1u);
+    EXPECT_EQ(e->state_hash(), hash) << rep.skipped_snapshots[0];  // the journal still has it all
+  }
+}
+
+TEST(Snapshot, segments_are_deleted_only_once_a_snapshot_covers_them) {
+  TempDir dir;
+  StreamReplayer r(10);
+  store::JournalConfig jc;
+  jc.dir = dir.path();
+  jc.segment_bytes = 8 << 10;
+  std::unique_ptr<store::Journal> j;
+  ASSERT_TRUE(store::Journal::open(jc, 1, j).ok());
+  for (uint64_t i = 1; i <= 3000; ++i) {
+    j->append(r.step());
+    if (i % 50 == 0) {
+      ASSERT_TRUE(j->wait_durable(i));  // small group commits: many segments
+    }
+  }
+  const size_t before = files_with(dir.path(), "journal-").size();
+  ASSERT_TRUE(store::write_snapshot(r.engine(), dir.path()).ok());
+  ASSERT_TRUE(j->drop_segments_through(1500).ok());
+  const size_t mid = files_with(dir.path(), "journal-").size();
+  EXPECT_LT(mid, before);
+  EXPECT_GT(mid, 1u);
+  j->close();
+  std::unique_ptr<Engine> e;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
+  EXPECT_EQ(e->state_hash(), r.engine().state_hash());
+  // Without the snapshot the journal no longer starts at seq 1: recovery refuses.
+  for (const auto& s : files_with(dir.path(), "snapshot-")) ASSERT_TRUE(store::remove_file(s).ok());
+  const Status s = store::recover(dir.path(), EngineConfig{}, e, rep);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("does not continue"), std::string::npos) << s.message();
+}
+
+TEST(Snapshot, a_forked_snapshot_matches_the_state_at_the_fork) {
+  TempDir dir;
+  StreamReplayer r(12);
+  r.run_to(4000);
+  const uint64_t at_fork = r.engine().state_hash();
+  store::ForkSnapshotter snap;
+  int64_t pause_ns = 0;
+  ASSERT_TRUE(snap.start(r.engine(), dir.path(), &pause_ns).ok());
+  r.run_to(6000);  // the parent keeps trading while the child writes
+  ASSERT_TRUE(snap.wait().ok());
+  Engine fresh;
+  store::SnapshotInfo info;
+  ASSERT_TRUE(store::load_snapshot(store::snapshot_path(dir.path(), 4000), fresh, info).ok());
+  EXPECT_EQ(info.seq, 4000u);
+  EXPECT_EQ(fresh.state_hash(), at_fork);
+  EXPECT_GT(pause_ns, 0);
+}
+
+}  // namespace
+}  // namespace tachyon::testing
