@@ -2,5 +2,6 @@
 set(TACHYON_SANITIZE "" CACHE STRING "Sanitizers to build with (e.g. address,undefined)")
 if(TACHYON_SANITIZE)
   add_compile_options(-fsanitize=${TACHYON_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
-  add_link_options(-fsanitize=${TACHYON_SANITIZE})
+  string(REPLACE ",fuzzer-no-link" "" TACHYON_SANITIZE_LINK "${TACHYON_SANITIZE}")
+  add_link_options(-fsanitize=${TACHYON_SANITIZE_LINK})
 endif()

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang-14, ASan+UBSan) and runs each for N seconds (default 10).
+# A crash leaves its input in build/fuzz/artifacts/ and fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-10}"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz --target fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load
+mkdir -p build/fuzz/artifacts
+for t in fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load; do
+  mkdir -p "build/fuzz/corpus/$t"
+  echo "== $t for ${secs}s"
+  if ! "build/fuzz/fuzz/$t" -max_total_time="$secs" -artifact_prefix=build/fuzz/artifacts/ \
+      -print_final_stats=1 "build/fuzz/corpus/$t" >"build/fuzz/$t.log" 2>&1; then
+    tail -40 "build/fuzz/$t.log"
+    echo "fuzzer $t found a failure (input in build/fuzz/artifacts/)"
+    exit 1
+  fi
+  grep -E "^Done" "build/fuzz/$t.log"
+done
