@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <new>
 
+extern "C" void tachyon_bench_alloc_trap(size_t n);
+
 namespace tachyon::bench {
 namespace {
 
@@ -28,23 +30,6 @@ inline void bump(std::atomic<T>& a, T by) {
   a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 
-// Called on an allocation while the trap is armed. Keep it noinline so `break
-// tachyon_bench_alloc_trap` works in gdb as well.
-[[gnu::noinline]] void alloc_trap(size_t n) {
-  if (t_in_trap) return;
-  t_in_trap = true;
-  const int left = g_trap_left.load(std::memory_order_relaxed);
-  if (left > 0) {
-    g_trap_left.store(left - 1, std::memory_order_relaxed);
-    void* frames[32];
-    const int depth = backtrace(frames, 32);
-    std::fprintf(stderr, "alloc trap: operator new(%zu) in steady state, backtrace:\n", n);
-    std::fflush(stderr);
-    backtrace_symbols_fd(frames, depth, STDERR_FILENO);  // does not allocate
-  }
-  t_in_trap = false;
-}
-
 inline void* counted_alloc(size_t n, size_t align) {
   if (n == 0) n = 1;
   void* p = align <= alignof(std::max_align_t)
@@ -56,7 +41,7 @@ inline void* counted_alloc(size_t n, size_t align) {
   if (g_track_live.load(std::memory_order_relaxed)) {
     bump(g_live, static_cast<int64_t>(malloc_usable_size(p)));
   }
-  if (g_trap_left.load(std::memory_order_relaxed) > 0) alloc_trap(n);
+  if (g_trap_left.load(std::memory_order_relaxed) > 0) tachyon_bench_alloc_trap(n);
   return p;
 }
 
@@ -78,8 +63,9 @@ inline void* alloc_or_throw(size_t n, size_t align) {
 }  // namespace
 
 AllocStats alloc_stats() {
-  return AllocStats{g_allocs.load(std::memory_order_relaxed), g_frees.load(std::memory_order_relaxed),
-                    g_bytes.load(std::memory_order_relaxed), g_live.load(std::memory_order_relaxed)};
+  return AllocStats{
+      g_allocs.load(std::memory_order_relaxed), g_frees.load(std::memory_order_relaxed),
+      g_bytes.load(std::memory_order_relaxed), g_live.load(std::memory_order_relaxed)};
 }
 uint64_t alloc_count() { return g_allocs.load(std::memory_order_relaxed); }
 void set_track_live_bytes(bool on) { g_track_live.store(on, std::memory_order_relaxed); }
@@ -87,6 +73,23 @@ void arm_alloc_trap(int limit) { g_trap_left.store(limit, std::memory_order_rela
 void disarm_alloc_trap() { g_trap_left.store(0, std::memory_order_relaxed); }
 
 }  // namespace tachyon::bench
+
+// Called on an allocation while the trap is armed: prints a backtrace, and `break
+// tachyon_bench_alloc_trap` stops there in gdb.
+extern "C" [[gnu::noinline]] void tachyon_bench_alloc_trap(size_t n) {
+  if (tachyon::bench::t_in_trap) return;
+  tachyon::bench::t_in_trap = true;
+  const int left = tachyon::bench::g_trap_left.load(std::memory_order_relaxed);
+  if (left > 0) {
+    tachyon::bench::g_trap_left.store(left - 1, std::memory_order_relaxed);
+    void* frames[32];
+    const int depth = backtrace(frames, 32);
+    std::fprintf(stderr, "alloc trap: operator new(%zu) in steady state, backtrace:\n", n);
+    std::fflush(stderr);
+    backtrace_symbols_fd(frames, depth, STDERR_FILENO);  // does not allocate
+  }
+  tachyon::bench::t_in_trap = false;
+}
 
 // The replacements: every form of operator new and delete forwards to the counted functions.
 namespace tb = tachyon::bench;

@@ -9,10 +9,10 @@
 namespace tachyon::bench {
 
 struct AllocStats {
-  uint64_t allocs = 0;          // calls to any operator new
-  uint64_t frees = 0;           // calls to any operator delete with a non-null pointer
-  uint64_t bytes_requested = 0; // Σ sizes asked of operator new
-  int64_t live_bytes = 0;       // Σ malloc_usable_size of live blocks (only while tracking)
+  uint64_t allocs = 0;           // calls to any operator new
+  uint64_t frees = 0;            // calls to any operator delete with a non-null pointer
+  uint64_t bytes_requested = 0;  // Σ sizes asked of operator new
+  int64_t live_bytes = 0;        // Σ malloc_usable_size of live blocks (only while tracking)
 };
 
 AllocStats alloc_stats();

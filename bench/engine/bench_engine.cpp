@@ -1,15 +1,22 @@
 // Engine benchmarks (issue 2), results in docs/PERFORMANCE.md:
-//  1. Google Benchmark ns/op of place / cancel / market-take / mixed for the full engine, the
-//     engine's book alone and a naive std::map reference book, on a realistic book;
+//  1. Google Benchmark ns/op of place / cancel / market-take / mixed on a realistic book, for the
+//     full engine, the engine's book alone, the naive std::map reference book, and both engine
+//     variants again with their tables sized to the working set (books.hpp);
 //  2. per-op latency percentiles at a constant offered rate, with the no-op floor in the same run;
-//  3. throughput of the same mixed stream on all three, as ratios to the std::map book;
+//  3. throughput of the same mixed stream on every contestant, as ratios to the std::map book;
 //  4. heap allocations per op (global operator new is replaced: alloc_counter.cpp).
 //
 // Flags (before Google Benchmark's own): --latency_ops=N (constant-rate ops per contestant,
 // default 2000000, 0 skips; env TACHYON_BENCH_LATENCY_OPS), --rate=OPS_PER_SEC (default 1e6),
 // --cpu=N (pin to this CPU, default the last one, -1 = no pinning), --skip_gbench (only parts
-// 2-4), --gbench_only (only part 1).
+// 2-4), --gbench_only (only part 1), --near_ticks=N and --far_ticks=M (half of the placements
+// land within N ticks of the mid, the other half within M; defaults 20 and 200).
+//
+// Profiling only the timed segments: TACHYON_PERF_CTL=ctl_fifo,ack_fifo makes the Google
+// Benchmark loops send "enable"/"disable" to `perf record -D -1 --control fifo:ctl,ack`.
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -33,16 +40,39 @@ struct Options {
   uint64_t latency_ops = 2'000'000;
   double rate = 1e6;
   int cpu = -2;  // -2: the last CPU
+  WorldSpec world;
   bool skip_gbench = false;
   bool gbench_only = false;
 };
 Options g_opt;
 
 constexpr uint64_t kMixedWarmupOps = 200'000;
-constexpr int kBatch = 256;       // place / cancel batch: the book grows or shrinks by ~6%
-constexpr int kTakeBatch = 64;    // market orders per batch: ~3% of a side's liquidity
+constexpr int kBatch = 256;     // place / cancel batch: the book grows or shrinks by ~6%
+constexpr int kTakeBatch = 64;  // market orders per batch: ~3% of a side's liquidity
 constexpr int kBatches = 512;
 constexpr int kTakeBatches = 2048;
+
+// ---- perf control (see the header comment) ----
+
+int g_perf_ctl = -1;
+int g_perf_ack = -1;
+
+void open_perf_control() {
+  const char* env = std::getenv("TACHYON_PERF_CTL");
+  if (env == nullptr) return;
+  const std::string v = env;
+  const size_t comma = v.find(',');
+  if (comma == std::string::npos) return;
+  g_perf_ctl = ::open(v.substr(0, comma).c_str(), O_WRONLY);
+  g_perf_ack = ::open(v.substr(comma + 1).c_str(), O_RDONLY);
+}
+
+void perf_command(const char* cmd) {
+  if (g_perf_ctl < 0) return;
+  if (::write(g_perf_ctl, cmd, std::strlen(cmd)) < 0) return;
+  char ack[16];
+  if (g_perf_ack >= 0 && ::read(g_perf_ack, ack, sizeof(ack)) < 0) return;
+}
 
 // ---- scenarios, generated once in main() ----
 
@@ -100,15 +130,18 @@ void bm_scenario(benchmark::State& state, const Scenario& (*get)()) {
   uint32_t end = 0;
   d.next_timed(pos, end);
   uint64_t ticks = 0, allocs = 0, rejects = 0;
+  perf_command("enable\n");
   uint64_t a0 = alloc_count();
   uint64_t t0 = Tsc::now();
   for (auto _ : state) {
     if (pos == end) [[unlikely]] {
       ticks += Tsc::now_after() - t0;
       allocs += alloc_count() - a0;
+      perf_command("disable\n");
       state.PauseTiming();
       d.next_timed(pos, end);
       state.ResumeTiming();
+      perf_command("enable\n");
       a0 = alloc_count();
       t0 = Tsc::now();
     }
@@ -116,6 +149,7 @@ void bm_scenario(benchmark::State& state, const Scenario& (*get)()) {
   }
   ticks += Tsc::now_after() - t0;
   allocs += alloc_count() - a0;
+  perf_command("disable\n");
   const auto n = static_cast<double>(state.iterations());
   state.SetIterationTime(Tsc::get().to_ns(ticks) * 1e-9);
   state.SetItemsProcessed(state.iterations());
@@ -138,32 +172,57 @@ void register_all() {
   }
 }
 
+// What building one StateUpdate costs (the engine emits ~3 per mixed op, ~23 per market take).
+void bm_update(benchmark::State& state, bool memset_ctor) {
+  NullSink null;
+  UpdateSink* volatile sink = &null;  // opaque: no devirtualization, no folding
+  int64_t i = 0;
+  for (auto _ : state) {
+    if (memset_ctor) {
+      emit_update_memset_ctor(*sink, i, static_cast<uint64_t>(i));
+    } else {
+      emit_update_vector_zero(*sink, i, static_cast<uint64_t>(i));
+    }
+    ++i;
+  }
+}
+
 // Keeps each run's ns/op for the ratio table printed after Google Benchmark's own.
 class Collector : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
-      if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
+      // Single runs, or the median when --benchmark_repetitions asks for aggregates.
+      if (r.error_occurred) continue;
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
       ns_[r.run_name.function_name] = r.GetAdjustedRealTime();
-      allocs_[r.run_name.function_name] = r.counters.count("allocs_per_op")
-                                               ? r.counters.at("allocs_per_op").value
-                                               : -1;
+      allocs_[r.run_name.function_name] =
+          r.counters.count("allocs_per_op") ? r.counters.at("allocs_per_op").value : -1;
     }
     ConsoleReporter::ReportRuns(runs);
   }
   void print_ratios() const {
     std::printf(
         "\n## ns/op by scenario (Google Benchmark, manual TSC time)\n\n"
-        "| scenario | engine | engine_book | std_map_book | std_map / engine_book | "
-        "std_map / engine | engine allocs/op | std_map allocs/op |\n"
+        "| scenario | engine | engine_book | std_map_book | std_map time / engine_book time | "
+        "std_map time / engine time | engine allocs/op | std_map allocs/op |\n"
         "|---|---|---|---|---|---|---|---|\n");
+    auto num = [](double v, const char* fmt) {
+      char b[32];
+      if (v < 0) return std::string("-");
+      std::snprintf(b, sizeof(b), fmt, v);
+      return std::string(b);
+    };
     for (const char* sc : {"place", "cancel", "market_take", "mixed"}) {
       const double e = get(sc, EngineRunner::kName), b = get(sc, EngineBook::kName),
                    r = get(sc, StdMapBook::kName);
       if (e < 0 && b < 0 && r < 0) continue;
-      std::printf("| %s | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.3g | %.3g |\n", sc, e, b, r,
-                  b > 0 ? r / b : 0.0, e > 0 ? r / e : 0.0, get_allocs(sc, EngineRunner::kName),
-                  get_allocs(sc, StdMapBook::kName));
+      std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", sc, num(e, "%.1f").c_str(),
+                  num(b, "%.1f").c_str(), num(r, "%.1f").c_str(),
+                  num(b > 0 && r > 0 ? r / b : -1, "%.2fx").c_str(),
+                  num(e > 0 && r > 0 ? r / e : -1, "%.2fx").c_str(),
+                  num(get_allocs(sc, EngineRunner::kName), "%.3g").c_str(),
+                  num(get_allocs(sc, StdMapBook::kName), "%.3g").c_str());
     }
   }
 
@@ -219,9 +278,12 @@ void print_throughput(const Scenario& s) {
   const Throughput ec = full_speed<CompactEngineRunner>(s, 3);
   const Throughput bc = full_speed<CompactEngineBook>(s, 3);
   std::printf(
-      "\n## Throughput, mixed stream at full speed (%llu timed txs after %llu warm-up, best of 3)\n\n"
-      "| contestant | ns/op | Mops/s | vs std_map_book | allocs/op |\n|---|---|---|---|---|\n",
-      static_cast<unsigned long long>(s.timed_ops), static_cast<unsigned long long>(kMixedWarmupOps));
+      "\n## Throughput, mixed stream at full speed (%llu timed txs after %llu warm-up, best of "
+      "3)\n\n"
+      "| contestant | ns/op | Mops/s | std_map_book time / its time | allocs/op |\n"
+      "|---|---|---|---|---|\n",
+      static_cast<unsigned long long>(s.timed_ops),
+      static_cast<unsigned long long>(kMixedWarmupOps));
   auto row = [&](const char* name, const Throughput& t) {
     std::printf("| %s | %.1f | %.2f | %.2fx | %.3g |\n", name, t.ns_per_op, 1e3 / t.ns_per_op,
                 r.ns_per_op / t.ns_per_op, t.allocs_per_op);
@@ -236,8 +298,9 @@ void print_throughput(const Scenario& s) {
 // ---- allocation profile of the engine over the mixed stream ----
 
 void print_alloc_profile(const Scenario& s) {
-  std::printf("\n## Engine heap allocations along the mixed stream\n\n"
-              "| phase | txs | allocations | per tx |\n|---|---|---|---|\n");
+  std::printf(
+      "\n## Engine heap allocations along the mixed stream\n\n"
+      "| phase | txs | allocations | per tx |\n|---|---|---|---|\n");
   uint64_t a0 = alloc_count();
   auto c = std::make_unique<EngineRunner>();
   std::printf("| Engine construction (EngineConfig{}) | - | %llu | - |\n",
@@ -279,8 +342,8 @@ LatencyStats latency_of(const Scenario& s, const char* name, uint64_t n,
   for (uint32_t i = 0; i < from; ++i) c->execute(s.ops[i]);
   n = std::min<uint64_t>(n, s.ops.size() - from);
   C& book = *c;
-  return run_constant_rate(name, s.ops.data() + from, n, g_opt.rate,
-                           [&book](const Tx& tx) { book.execute(tx); }, ticks);
+  return run_constant_rate(
+      name, s.ops.data() + from, n, g_opt.rate, [&book](const Tx& tx) { book.execute(tx); }, ticks);
 }
 
 void print_latency(const Scenario& s) {
@@ -290,15 +353,20 @@ void print_latency(const Scenario& s) {
   auto floor = [&](const char* name) {
     rows.push_back(run_constant_rate(
         name, s.ops.data(), std::min<uint64_t>(n, s.ops.size()), g_opt.rate,
-        [](const Tx& tx) { asm volatile("" : : "r"(&tx) : "memory"); }, ticks));
+        [](const Tx& tx) { asm volatile(""
+                                        :
+                                        : "r"(&tx)
+                                        : "memory"); }, ticks));
   };
   floor("floor: no-op in place of execute");
   rows.push_back(latency_of<EngineRunner>(s, "engine: Engine::execute", n, ticks));
+  rows.push_back(latency_of<CompactEngineRunner>(s, "engine, EngineConfig sized to the working set",
+                                                 n, ticks));
   rows.push_back(latency_of<EngineBook>(s, "engine_book: matching only", n, ticks));
   rows.push_back(latency_of<StdMapBook>(s, "std_map_book: reference", n, ticks));
   floor("floor again (drift check)");
-  std::printf("\n## Latency at a constant offered rate (mixed stream, CPU %d)\n\n%s",
-              pinned_cpu(), format_latency_table(rows, g_opt.rate).c_str());
+  std::printf("\n## Latency at a constant offered rate (mixed stream, CPU %d)\n\n%s", pinned_cpu(),
+              format_latency_table(rows, g_opt.rate).c_str());
 }
 
 // ---- command line ----
@@ -330,6 +398,10 @@ void parse_own_flags(int& argc, char** argv) {
       g_opt.rate = std::strtod(v, nullptr);
     } else if (take_flag(argv[i], "--cpu", &v)) {
       g_opt.cpu = std::atoi(v);
+    } else if (take_flag(argv[i], "--near_ticks", &v)) {
+      g_opt.world.near_ticks = std::max(1, std::atoi(v));
+    } else if (take_flag(argv[i], "--far_ticks", &v)) {
+      g_opt.world.far_ticks = std::max(1, std::atoi(v));
     } else if (take_flag(argv[i], "--skip_gbench", &v)) {
       g_opt.skip_gbench = true;
     } else if (take_flag(argv[i], "--gbench_only", &v)) {
@@ -344,14 +416,17 @@ void parse_own_flags(int& argc, char** argv) {
 }
 
 void generate_scenarios() {
-  const WorldSpec w;
+  const WorldSpec& w = g_opt.world;
   g_sc = std::make_unique<Scenarios>();
   g_sc->place = make_place_scenario(w, kBatches, kBatch);
   g_sc->cancel = make_cancel_scenario(w, kBatches, kBatch);
   g_sc->take = make_take_scenario(w, kTakeBatches, kTakeBatch);
-  g_sc->mixed = make_mixed_scenario(w, kMixedWarmupOps, std::max<uint64_t>(g_opt.latency_ops, 1'000'000));
-  std::printf("## Workload (1 market, %d accounts, ~%d resting orders, mid %lld ticks)\n\n",
-              w.accounts, w.resting_orders, static_cast<long long>(w.mid));
+  g_sc->mixed =
+      make_mixed_scenario(w, kMixedWarmupOps, std::max<uint64_t>(g_opt.latency_ops, 1'000'000));
+  std::printf(
+      "## Workload (1 market, %d accounts, ~%d resting orders, mid %lld ticks; placements: half "
+      "within %d ticks of the mid, half within %d)\n\n",
+      w.accounts, w.resting_orders, static_cast<long long>(w.mid), w.near_ticks, w.far_ticks);
   for (const Scenario* s : {&g_sc->place, &g_sc->cancel, &g_sc->take, &g_sc->mixed}) {
     const std::string err = verify_books(*s);
     std::printf("- %s\n  books cross-check: %s\n", describe(*s).c_str(),
@@ -367,6 +442,7 @@ void generate_scenarios() {
 int main(int argc, char** argv) {
   using namespace tachyon::bench;
   parse_own_flags(argc, argv);
+  open_perf_control();
   const int ncpu = static_cast<int>(std::thread::hardware_concurrency());
   const int cpu = g_opt.cpu == -2 ? std::max(ncpu - 1, 0) : g_opt.cpu;
   const bool pinned = cpu >= 0 && pin_to_cpu(cpu);
@@ -381,6 +457,10 @@ int main(int argc, char** argv) {
     register_all<EngineRunner>();
     register_all<EngineBook>();
     register_all<StdMapBook>();
+    register_all<CompactEngineRunner>();
+    register_all<CompactEngineBook>();
+    benchmark::RegisterBenchmark("state_update/memset_ctor", bm_update, true);
+    benchmark::RegisterBenchmark("state_update/vector_zero", bm_update, false);
     Collector collector;
     benchmark::RunSpecifiedBenchmarks(&collector);
     collector.print_ratios();

@@ -160,7 +160,8 @@ bool StdMapBook::place(const Tx& tx) {
   const CreateOrderTx& x = tx.order;
   const OrderIndex id = next_index_++;
   const Lots left = take(x.is_ask, tx.h.account, x.base_amount, x.price);
-  if (left > 0 && x.tif != TimeInForce::kIoc) rest(id, x.is_ask, tx.h.account, x.market, x.price, left);
+  if (left > 0 && x.tif != TimeInForce::kIoc)
+    rest(id, x.is_ask, tx.h.account, x.market, x.price, left);
   return true;
 }
 
@@ -256,6 +257,46 @@ StdMapBook::RefOrder StdMapBook::erase(Side& side, Ticks price, OrderIndex id) {
   l.total -= out.remaining;
   if (l.orders.empty()) side.erase(lvl);
   return out;
+}
+
+// ---- StateUpdate construction ----
+
+namespace {
+OrderUpdate sample_order_update(uint64_t x) {
+  return OrderUpdate{x,
+                     x,
+                     x,
+                     1,
+                     2,
+                     3,
+                     4,
+                     0,
+                     1,
+                     OrderType::kLimit,
+                     TimeInForce::kGoodTillTime,
+                     RemoveReason::kFilled,
+                     0};
+}
+}  // namespace
+
+void emit_update_memset_ctor(UpdateSink& sink, int64_t time_ns, uint64_t x) {
+  StateUpdate u;
+  u.type = UpdateType::kOrderAdded;
+  u.time_ns = time_ns;
+  u.order = sample_order_update(x);
+  sink.on_update(u);
+}
+
+void emit_update_vector_zero(UpdateSink& sink, int64_t time_ns, uint64_t x) {
+  static_assert(sizeof(StateUpdate) == 96);
+  alignas(StateUpdate) unsigned char raw[sizeof(StateUpdate)];
+  __builtin_memset(raw, 0, 64);
+  __builtin_memset(raw + 64, 0, 32);
+  auto& u = *reinterpret_cast<StateUpdate*>(raw);
+  u.type = UpdateType::kOrderAdded;
+  u.time_ns = time_ns;
+  u.order = sample_order_update(x);
+  sink.on_update(u);
 }
 
 // ---- cross-check ----

@@ -135,6 +135,12 @@ class CompactEngineBook : public EngineBook {
   CompactEngineBook() : EngineBook(compact_config().max_orders) {}
 };
 
+// One OrderAdded update built and handed to `sink`, as the engine's emitters do: through
+// StateUpdate's memset constructor (g++ 12 lowers its 96 bytes to `rep stosq`), or zeroed with
+// two fixed-size stores the compiler turns into vector moves. Out of line on purpose.
+void emit_update_memset_ctor(UpdateSink& sink, int64_t time_ns, uint64_t x);
+void emit_update_vector_zero(UpdateSink& sink, int64_t time_ns, uint64_t x);
+
 // Replays setup + ops on all three; empty when their books agree after every timed segment.
 std::string verify_books(const Scenario& s);
 

@@ -39,7 +39,8 @@ struct LatencyStats {
   uint64_t over_10us = 0;  // samples above 10 µs
   uint64_t behind = 0;     // ops that were already due when the loop reached them
   double allocs_per_op = 0;
-  double busy_pct = 0;     // time in exec() / wall time of the run
+  double busy_pct = 0;    // time in exec() / wall time of the run
+  double service_ns = 0;  // mean time in exec(), issue to completion (no queueing)
 };
 
 // Fills the percentiles from raw latencies in TSC ticks (sorts `ticks`).
@@ -77,6 +78,7 @@ LatencyStats run_constant_rate(const char* name, const Tx* ops, size_t n, double
   s.allocs_per_op = static_cast<double>(alloc_count() - a0) / static_cast<double>(n);
   s.behind = behind;
   s.busy_pct = 100.0 * static_cast<double>(busy) / static_cast<double>(t1 - t0);
+  s.service_ns = tsc.to_ns(busy) / static_cast<double>(n);
   summarize(ticks, s);
   return s;
 }

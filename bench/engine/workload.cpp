@@ -19,8 +19,11 @@ using testing::TxBuilder;
 class Generator {
  public:
   explicit Generator(const WorldSpec& w)
-      : w_(w), rng_(w.seed), engine_(EngineConfig{.max_orders = 1u << 18, .expected_accounts = 4096}),
-        nonce_(static_cast<size_t>(w.accounts), 0), mid_(w.mid) {}
+      : w_(w),
+        rng_(w.seed),
+        engine_(EngineConfig{.max_orders = 1u << 18, .expected_accounts = 4096}),
+        nonce_(static_cast<size_t>(w.accounts), 0),
+        mid_(w.mid) {}
 
   void build_setup(std::vector<Tx>& out) {
     emit(out, b_.create_market(kBenchMarket, testing::demo_market_params("ETH"), w_.mid));
@@ -303,16 +306,16 @@ Scenario make_mixed_scenario(const WorldSpec& w, uint64_t warmup_ops, uint64_t t
 std::string describe(const Scenario& s) {
   const double n = static_cast<double>(std::max<uint64_t>(s.mix.total(), 1));
   char buf[512];
-  std::snprintf(buf, sizeof(buf),
-                "%-12s setup %zu txs, %zu stream txs (%llu timed), timed mix: place %.1f%% cancel "
-                "%.1f%% modify %.1f%% ioc %.1f%% market %.1f%%; %.2f trades/timed op; at end "
-                "%u resting orders on %zu levels",
-                s.name.c_str(), s.setup.size(), s.ops.size(),
-                static_cast<unsigned long long>(s.timed_ops), 100.0 * s.mix.place / n,
-                100.0 * s.mix.cancel / n, 100.0 * s.mix.modify / n, 100.0 * s.mix.ioc / n,
-                100.0 * s.mix.market / n,
-                static_cast<double>(s.trades) / static_cast<double>(std::max<uint64_t>(s.timed_ops, 1)),
-                s.resting_at_end, s.levels_at_end);
+  std::snprintf(
+      buf, sizeof(buf),
+      "%-12s setup %zu txs, %zu stream txs (%llu timed), timed mix: place %.1f%% cancel "
+      "%.1f%% modify %.1f%% ioc %.1f%% market %.1f%%; %.2f trades/timed op; at end "
+      "%u resting orders on %zu levels",
+      s.name.c_str(), s.setup.size(), s.ops.size(), static_cast<unsigned long long>(s.timed_ops),
+      100.0 * s.mix.place / n, 100.0 * s.mix.cancel / n, 100.0 * s.mix.modify / n,
+      100.0 * s.mix.ioc / n, 100.0 * s.mix.market / n,
+      static_cast<double>(s.trades) / static_cast<double>(std::max<uint64_t>(s.timed_ops, 1)),
+      s.resting_at_end, s.levels_at_end);
   return buf;
 }
 

@@ -64,8 +64,8 @@ struct Scenario {
   std::vector<Segment> segments;  // cover `ops` in order
   size_t warmup_segments = 0;     // untimed segments at the start of each replay
   uint64_t timed_ops = 0;
-  OpMix mix;                      // of the timed txs
-  uint64_t trades = 0;            // trades the timed txs made (shadow engine)
+  OpMix mix;            // of the timed txs
+  uint64_t trades = 0;  // trades the timed txs made (shadow engine)
   uint32_t resting_at_end = 0;
   size_t levels_at_end = 0;
 };
