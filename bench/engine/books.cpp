@@ -27,9 +27,8 @@ BookView EngineRunner::view() const { return view_of(engine_->market(kBenchMarke
 
 // ---- EngineBook ----
 
-EngineBook::EngineBook(uint32_t capacity) : pool_(capacity) {
+EngineBook::EngineBook(uint32_t capacity) : pool_(capacity), slots_(2 * capacity) {
   book_.reserve(EngineConfig{}.levels_per_side);
-  slots_.reserve(capacity);
 }
 
 bool EngineBook::execute(const Tx& tx) {
@@ -44,10 +43,10 @@ bool EngineBook::execute(const Tx& tx) {
 BookView EngineBook::view() const { return view_of(book_); }
 
 uint32_t EngineBook::find(OrderIndex idx, AccountIndex a, MarketId m) const {
-  auto it = slots_.find(idx);
-  if (it == slots_.end()) return kNoSlot;
-  const Order& o = pool_[it->second];
-  return o.account == a && o.market == m ? it->second : kNoSlot;
+  const uint32_t s = slots_.find(idx, pool_);
+  if (s == kNoSlot) return kNoSlot;
+  const Order& o = pool_[s];
+  return o.account == a && o.market == m ? s : kNoSlot;
 }
 
 bool EngineBook::place(const Tx& tx) {
@@ -86,7 +85,7 @@ bool EngineBook::modify(const Tx& tx) {
     return true;
   }
   book_.remove(pool_, slot);  // loses priority: re-enters as a taker, same order index
-  slots_.erase(o.order_index);
+  slots_.erase(o.order_index, pool_);
   o.remaining = x.base_amount;
   o.price = x.price;
   match(slot);
@@ -120,7 +119,7 @@ void EngineBook::rest_or_release(uint32_t slot) {
   const Order& o = pool_[slot];
   if (o.remaining > 0 && o.tif != TimeInForce::kIoc) {
     book_.add(pool_, slot);
-    slots_.emplace(o.order_index, slot);
+    slots_.insert(o.order_index, slot);
   } else {
     pool_.release(slot);
   }
@@ -128,7 +127,7 @@ void EngineBook::rest_or_release(uint32_t slot) {
 
 void EngineBook::remove(uint32_t slot) {
   book_.remove(pool_, slot);
-  slots_.erase(pool_[slot].order_index);
+  slots_.erase(pool_[slot].order_index, pool_);
   pool_.release(slot);
 }
 

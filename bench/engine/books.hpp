@@ -2,7 +2,7 @@
 // The three contestants the benchmarks drive with the same tx stream:
 //  - EngineRunner: the full Engine (auth, nonces, margin, fees, positions, updates to a NullSink);
 //  - EngineBook:   the engine's matching structures alone (OrderBook + OrderPool + an
-//                  absl::flat_hash_map from order index to slot), no accounts or margin;
+//                  OrderIndexMap from order index to slot), no accounts or margin;
 //  - StdMapBook:   the naive reference, std::map<price, std::deque<order>> per side and a
 //                  std::unordered_map for order lookup.
 // The two books do the same place / cancel / modify / match work as the engine (price-time
@@ -68,7 +68,7 @@ class EngineBook {
 
   OrderPool pool_;
   OrderBook book_;
-  absl::flat_hash_map<OrderIndex, uint32_t> slots_;
+  OrderIndexMap slots_;  // the engine's own order index -> slot map
   OrderIndex next_index_ = kFirstOrderIndex;
   uint64_t trades_ = 0;
 };

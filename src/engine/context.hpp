@@ -14,12 +14,7 @@ struct Engine::Ctx {
   uint64_t touched[4] = {0, 0, 0, 0};  // markets whose book or index changed: mark to refresh
 
   void touch(MarketId m) { touched[m >> 6] |= uint64_t{1} << (m & 63); }
-  StateUpdate make(UpdateType t) const {
-    StateUpdate u;
-    u.type = t;
-    u.time_ns = now_ns;
-    return u;
-  }
+  StateUpdate make(UpdateType t) const { return StateUpdate(t, now_ns, StateUpdate::NoZero{}); }
 };
 
 }  // namespace tachyon

@@ -12,11 +12,13 @@ bool is_operator_tx(TxType t) {
          t == TxType::kSetIndexPrice;
 }
 
-Engine::Engine(const EngineConfig& cfg) : cfg_(cfg), pool_(cfg.max_orders), expiries_(pool_) {
+Engine::Engine(const EngineConfig& cfg)
+    : cfg_(cfg), pool_(cfg.max_orders), expiries_(pool_), order_slot_(2 * cfg.max_orders) {
   accounts_.reserve(cfg.expected_accounts);
   account_slot_.reserve(cfg.expected_accounts);
-  order_slot_.reserve(cfg.max_orders);
-  coi_slot_.reserve(cfg.max_orders);
+  // Sized for a typical working set, not the pool: a sparse table misses cache on every lookup.
+  // It grows (allocating) only until it fits the live client order indices.
+  coi_slot_.reserve(std::min<uint32_t>(cfg.max_orders, 1u << 14));
   for (int i = 0; i < kMaxMarkets; ++i) markets_[i].id = static_cast<MarketId>(i);
   // Genesis: the fee account and the insurance fund exist from the start, with no keys.
   NullSink null;
@@ -98,8 +100,8 @@ const Account* Engine::account(AccountIndex a) const {
 }
 
 const Order* Engine::order(OrderIndex id) const {
-  auto it = order_slot_.find(id);
-  return it == order_slot_.end() ? nullptr : &pool_[it->second];
+  const uint32_t s = order_slot_.find(id, pool_);
+  return s == kNoSlot ? nullptr : &pool_[s];
 }
 
 Account& Engine::create_account(Ctx& c, AccountIndex index, AccountIndex master) {
@@ -281,9 +283,9 @@ Reject Engine::transfer(const Tx& tx, Ctx& c) {
   to->collateral += t.amount;
   emit_balance(c, *to, t.amount, BalanceReason::kTransferIn);
   if (t.fee > 0) {
-    Account* fee = find_account(cfg_.fee_account);
-    fee->collateral += t.fee;
-    emit_balance(c, *fee, t.fee, BalanceReason::kFee);
+    Account& fee = accounts_[kFeeAccountSlot];
+    fee.collateral += t.fee;
+    emit_balance(c, fee, t.fee, BalanceReason::kFee);
   }
   return Reject::kOk;
 }

@@ -10,25 +10,25 @@ inline bool before(bool is_ask, Ticks a, Ticks b) { return is_ask ? a > b : a < 
 }  // namespace
 
 size_t OrderBook::find(bool is_ask, Ticks price, bool& found) const {
-  const auto& s = side(is_ask);
+  const std::vector<Ticks>& px = is_ask ? ask_prices_ : bid_prices_;
   // Most orders land near the touch: scan a few levels from the back, then binary search.
-  size_t n = s.size();
-  for (size_t k = 0; k < 8 && k < n; ++k) {
-    size_t i = n - 1 - k;
-    if (s[i].price == price) {
+  const size_t n = px.size();
+  const size_t scan = n < 16 ? n : 16;
+  for (size_t k = 0; k < scan; ++k) {
+    const size_t i = n - 1 - k;
+    if (px[i] == price) {
       found = true;
       return i;
     }
-    if (before(is_ask, s[i].price, price)) {
+    if (before(is_ask, px[i], price)) {
       found = false;
       return i + 1;
     }
   }
-  auto it = std::lower_bound(s.begin(), s.end(), price, [is_ask](const Level& l, Ticks p) {
-    return before(is_ask, l.price, p);
-  });
-  found = it != s.end() && it->price == price;
-  return static_cast<size_t>(it - s.begin());
+  auto it = std::lower_bound(px.begin(), px.begin() + static_cast<std::ptrdiff_t>(n - scan), price,
+                             [is_ask](Ticks l, Ticks p) { return before(is_ask, l, p); });
+  found = it != px.end() && *it == price;
+  return static_cast<size_t>(it - px.begin());
 }
 
 void OrderBook::add(OrderPool& pool, uint32_t slot) {
@@ -38,6 +38,8 @@ void OrderBook::add(OrderPool& pool, uint32_t slot) {
   auto& s = side_mut(o.is_ask);
   if (!found) {
     s.insert(s.begin() + static_cast<std::ptrdiff_t>(i), Level{o.price, 0, 0, kNoSlot, kNoSlot, 0});
+    auto& px = o.is_ask ? ask_prices_ : bid_prices_;
+    px.insert(px.begin() + static_cast<std::ptrdiff_t>(i), o.price);
   }
   Level& l = s[i];
   o.prev = l.tail;
@@ -69,7 +71,11 @@ void OrderBook::remove(OrderPool& pool, uint32_t slot) {
   l.total -= o.remaining;
   --l.count;
   o.prev = o.next = kNoSlot;
-  if (l.count == 0) s.erase(s.begin() + static_cast<std::ptrdiff_t>(i));
+  if (l.count == 0) {
+    s.erase(s.begin() + static_cast<std::ptrdiff_t>(i));
+    auto& px = o.is_ask ? ask_prices_ : bid_prices_;
+    px.erase(px.begin() + static_cast<std::ptrdiff_t>(i));
+  }
 }
 
 void OrderBook::reduce(OrderPool& pool, uint32_t slot, Lots by) {

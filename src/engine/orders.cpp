@@ -41,8 +41,7 @@ Lots Engine::reduce_only_room(const Account& a, MarketId m, bool is_ask) const {
 uint32_t Engine::find_order(const Account& a, MarketId m, uint64_t index) const {
   uint32_t slot = kNoSlot;
   if (index >= kFirstOrderIndex) {
-    auto it = order_slot_.find(index);
-    if (it != order_slot_.end()) slot = it->second;
+    slot = order_slot_.find(index, pool_);
   } else if (index != 0) {
     auto it = coi_slot_.find(CoiKey{a.index, index});
     if (it != coi_slot_.end()) slot = it->second;
@@ -121,7 +120,7 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   ord.order_index = next_order_index_++;
   ord.client_order_index = o.client_order_index;
   ord.account = a->index;
-  ord.account_slot = account_slot_.find(a->index)->second;
+  ord.account_slot = static_cast<uint32_t>(a - accounts_.data());
   ord.price = o.price;
   ord.remaining = size;
   ord.initial = size;
@@ -227,9 +226,9 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
   apply_fill(c, m, taker, !t.is_ask, q, price, taker_fee);
   apply_fill(c, m, maker, !mk.is_ask, q, price, maker_fee);
   if (taker_fee + maker_fee > 0) {
-    Account* fee = find_account(cfg_.fee_account);
-    fee->collateral += taker_fee + maker_fee;
-    emit_balance(c, *fee, taker_fee + maker_fee, BalanceReason::kFee);
+    Account& fee = accounts_[kFeeAccountSlot];
+    fee.collateral += taker_fee + maker_fee;
+    emit_balance(c, fee, taker_fee + maker_fee, BalanceReason::kFee);
   }
   t.remaining -= q;
   m.last_trade_price = price;
@@ -248,7 +247,8 @@ void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Tick
   Lots open = q;
   if (p.size != 0 && (p.size > 0) != is_buy) {  // reduces (and maybe flips) the position
     const Lots close = std::min(q, abs_lots(p.size));
-    const __int128 portion = static_cast<__int128>(p.entry_notional) * close / abs_lots(p.size);
+    const __int128 portion =
+        div_trunc(static_cast<__int128>(p.entry_notional) * close, abs_lots(p.size));
     const __int128 n_close = m.notional(close, price);
     const Usdc pnl = static_cast<Usdc>((is_buy ? -n_close : n_close) - portion);
     p.entry_notional -= static_cast<Usdc>(portion);
@@ -281,7 +281,7 @@ void Engine::rest(Ctx& c, Market& m, Account& a, uint32_t slot) {
   ++p.open_orders;
   ++m.open_orders;
   if (o.expiry_ms != 0) expiries_.push(slot);
-  order_slot_.emplace(o.order_index, slot);
+  order_slot_.insert(o.order_index, slot);
   if (o.client_order_index != 0) coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, slot);
   emit_order(c, UpdateType::kOrderAdded, o);
   c.touch(m.id);
@@ -302,7 +302,7 @@ void Engine::unrest(Market& m, Account& a, uint32_t slot) {
   --p->open_orders;
   --m.open_orders;
   if (o.heap_pos != kNoSlot) expiries_.erase(slot);
-  order_slot_.erase(o.order_index);
+  order_slot_.erase(o.order_index, pool_);
   if (o.client_order_index != 0) coi_slot_.erase(CoiKey{o.account, o.client_order_index});
 }
 

@@ -139,7 +139,8 @@ Status Engine::load(ByteSource& in) {
           const SavedOrder so = in.pod<SavedOrder>();
           auto acct = account_slot_.find(so.account);
           if (in.failed() || acct == account_slot_.end() || so.market != id || so.is_ask != side ||
-              so.remaining <= 0 || pool_.full() || order_slot_.contains(so.order_index))
+              so.remaining <= 0 || pool_.full() ||
+              order_slot_.find(so.order_index, pool_) != kNoSlot)
             return bad("order");
           const uint32_t s = pool_.alloc();
           Order& o = pool_[s];
@@ -156,7 +157,7 @@ Status Engine::load(ByteSource& in) {
           m.book.add(pool_, s);
           ++m.open_orders;
           if (o.expiry_ms != 0) expiries_.push(s);
-          order_slot_.emplace(o.order_index, s);
+          order_slot_.insert(o.order_index, s);
           if (o.client_order_index != 0)
             coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, s);
         }
@@ -168,16 +169,16 @@ Status Engine::load(ByteSource& in) {
     if (a.open_orders > pool_.live_count()) return bad("account order count");
     uint32_t tail = kNoSlot;
     for (uint32_t k = 0; k < a.open_orders && !in.failed(); ++k) {
-      auto it = order_slot_.find(in.pod<OrderIndex>());
-      if (it == order_slot_.end() || pool_[it->second].account != a.index)
-        return bad("account order");
-      Order& o = pool_[it->second];
+      const uint32_t s = order_slot_.find(in.pod<OrderIndex>(), pool_);
+      if (s == kNoSlot || pool_[s].account != a.index) return bad("account order");
+      Order& o = pool_[s];
       o.acct_prev = tail;
-      if (tail == kNoSlot)
-        a.order_head = it->second;
-      else
-        pool_[tail].acct_next = it->second;
-      tail = it->second;
+      if (tail == kNoSlot) {
+        a.order_head = s;
+      } else {
+        pool_[tail].acct_next = s;
+      }
+      tail = s;
     }
   }
   if (in.pod<uint32_t>() != kMagic || in.failed() || in.remaining() != 0)

@@ -33,8 +33,20 @@ inline constexpr int64_t pow10_i64(int n) {
   return r;
 }
 
+inline constexpr bool fits_i64(__int128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
+
+// a / b truncated towards zero; 64-bit division when both fit (__divti3 costs several times more).
+inline constexpr __int128 div_trunc(__int128 a, __int128 b) {
+  if (fits_i64(a) && fits_i64(b)) return static_cast<int64_t>(a) / static_cast<int64_t>(b);
+  return a / b;
+}
+
 // Division rounding towards +infinity for non-negative divisors.
 inline constexpr __int128 ceil_div(__int128 a, __int128 b) {
+  if (fits_i64(a) && b > 0 && fits_i64(b)) {
+    const int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+    return x / y + (x % y != 0 && x > 0);
+  }
   __int128 q = a / b;
   if ((a % b != 0) && ((a > 0) == (b > 0))) ++q;
   return q;

@@ -14,6 +14,7 @@
 #include "tachyon/engine/account.hpp"
 #include "tachyon/engine/market.hpp"
 #include "tachyon/engine/order.hpp"
+#include "tachyon/engine/order_index_map.hpp"
 #include "tachyon/engine/tx.hpp"
 #include "tachyon/engine/update.hpp"
 
@@ -120,7 +121,7 @@ class Engine {
   void emit_balance(Ctx& c, const Account& a, Usdc delta, BalanceReason why);
   void emit_position(Ctx& c, const Account& a, const Position& p);
 
-  Account& account_mut(uint32_t slot) { return accounts_[slot]; }
+  static constexpr uint32_t kFeeAccountSlot = 0;  // created first, at genesis
   Account* find_account(AccountIndex a);
   Account& create_account(Ctx& c, AccountIndex index, AccountIndex master);
 
@@ -130,7 +131,7 @@ class Engine {
   absl::flat_hash_map<AccountIndex, uint32_t> account_slot_;
   OrderPool pool_;
   ExpiryHeap expiries_;
-  absl::flat_hash_map<OrderIndex, uint32_t> order_slot_;
+  OrderIndexMap order_slot_;
   struct CoiKey {
     AccountIndex account;
     uint64_t coi;

@@ -26,6 +26,8 @@ class OrderBook {
   void reserve(size_t levels_per_side) {
     bids_.reserve(levels_per_side);
     asks_.reserve(levels_per_side);
+    bid_prices_.reserve(levels_per_side);
+    ask_prices_.reserve(levels_per_side);
   }
 
   const std::vector<Level>& side(bool is_ask) const { return is_ask ? asks_ : bids_; }
@@ -62,6 +64,9 @@ class OrderBook {
 
   std::vector<Level> bids_;
   std::vector<Level> asks_;
+  // The levels' prices again, densely packed (8 bytes, not 32, per level): what find() searches.
+  std::vector<Ticks> bid_prices_;
+  std::vector<Ticks> ask_prices_;
 };
 
 }  // namespace tachyon
