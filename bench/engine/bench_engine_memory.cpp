@@ -77,17 +77,20 @@ struct CoiKeyLike {
 };
 
 void print_sizes(size_t orders, size_t accounts) {
-  const double order_map = bytes_per_reserved<absl::flat_hash_map<OrderIndex, uint32_t>>(orders);
+  // The engine's OrderIndexMap: a ring of 2 cells (uint32) per pool slot; its overflow map is
+  // empty in steady state. The client-order-index map is reserved for min(pool, 16384) and grows
+  // with the live client order indices: counted here as if every order carried one.
+  const double order_map = 2.0 * sizeof(uint32_t);
   const double coi_map = bytes_per_reserved<absl::flat_hash_map<CoiKeyLike, uint32_t>>(orders);
   const double acct_map = bytes_per_reserved<absl::flat_hash_map<AccountIndex, uint32_t>>(accounts);
   std::printf("## Sizes\n\n| item | bytes |\n|---|---|\n");
   std::printf("| sizeof(Order) (pool slot) | %zu |\n", sizeof(Order));
   std::printf("| free list + expiry heap entry per pool slot | %zu |\n", 2 * sizeof(uint32_t));
   std::printf(
-      "| order index map (flat_hash_map<OrderIndex, uint32_t>) per reserved order | %.1f |\n",
+      "| order index map (OrderIndexMap ring, 2 cells) per reserved order | %.1f |\n",
       order_map);
   std::printf(
-      "| client order index map (flat_hash_map<CoiKey, uint32_t>) per reserved order | %.1f |\n",
+      "| client order index map (flat_hash_map<CoiKey, uint32_t>) per live order with one | %.1f |\n",
       coi_map);
   std::printf("| **per order slot, reserved up front** | **%.0f** |\n",
               sizeof(Order) + 8 + order_map + coi_map);
