@@ -3,8 +3,8 @@
 // written as Lighter's tx_info object.
 #include <benchmark/benchmark.h>
 
-#include <boost/json/src.hpp>
 #include <simdjson.h>
+#include <boost/json/src.hpp>
 
 #include <string>
 
@@ -26,19 +26,30 @@ StateUpdate sample_trade() {
   StateUpdate u;
   u.type = UpdateType::kTrade;
   u.time_ns = 1766434822000123456;
-  u.trade = TradeUpdate{991, kFirstOrderIndex + 5, kFirstOrderIndex + 9, 1077, 2001, 301234, 12345, 0, 1111, 0, 1};
+  u.trade = TradeUpdate{
+      991, kFirstOrderIndex + 5, kFirstOrderIndex + 9, 1077, 2001, 301234, 12345, 0, 1111, 0, 1};
   return u;
 }
 
 boost::json::object to_json(const Tx& tx) {
   const CreateOrderTx& o = tx.order;
-  return boost::json::object{
-      {"AccountIndex", tx.h.account}, {"ApiKeyIndex", tx.h.api_key_index}, {"MarketIndex", o.market},
-      {"ClientOrderIndex", o.client_order_index}, {"BaseAmount", o.base_amount}, {"Price", o.price},
-      {"IsAsk", o.is_ask}, {"Type", static_cast<int>(o.type)}, {"TimeInForce", static_cast<int>(o.tif)},
-      {"ReduceOnly", o.reduce_only}, {"TriggerPrice", o.trigger_price}, {"OrderExpiry", o.order_expiry_ms},
-      {"ExpiredAt", tx.h.expired_at_ms}, {"Nonce", tx.h.nonce}, {"Seq", tx.h.seq}, {"Block", tx.h.block},
-      {"Time", tx.h.time_ns}};
+  return boost::json::object{{"AccountIndex", tx.h.account},
+                             {"ApiKeyIndex", tx.h.api_key_index},
+                             {"MarketIndex", o.market},
+                             {"ClientOrderIndex", o.client_order_index},
+                             {"BaseAmount", o.base_amount},
+                             {"Price", o.price},
+                             {"IsAsk", o.is_ask},
+                             {"Type", static_cast<int>(o.type)},
+                             {"TimeInForce", static_cast<int>(o.tif)},
+                             {"ReduceOnly", o.reduce_only},
+                             {"TriggerPrice", o.trigger_price},
+                             {"OrderExpiry", o.order_expiry_ms},
+                             {"ExpiredAt", tx.h.expired_at_ms},
+                             {"Nonce", tx.h.nonce},
+                             {"Seq", tx.h.seq},
+                             {"Block", tx.h.block},
+                             {"Time", tx.h.time_ns}};
 }
 
 void BM_codec_encode_order(benchmark::State& st) {
@@ -116,17 +127,28 @@ void BM_json_simdjson_parse_order(benchmark::State& st) {
     Tx out;
     for (auto field : doc.get_object()) {
       const std::string_view key = field.unescaped_key();
-      if (key == "AccountIndex") out.h.account = field.value().get_uint64();
-      else if (key == "Price") out.order.price = field.value().get_int64();
-      else if (key == "BaseAmount") out.order.base_amount = field.value().get_int64();
-      else if (key == "Nonce") out.h.nonce = field.value().get_int64();
-      else if (key == "Seq") out.h.seq = field.value().get_uint64();
-      else if (key == "Time") out.h.time_ns = field.value().get_int64();
-      else if (key == "OrderExpiry") out.order.order_expiry_ms = field.value().get_int64();
-      else if (key == "ClientOrderIndex") out.order.client_order_index = field.value().get_uint64();
-      else if (key == "ExpiredAt") out.h.expired_at_ms = field.value().get_int64();
-      else if (key == "Block") out.h.block = field.value().get_uint64();
-      else (void)field.value().get_int64();  // the small enum fields
+      if (key == "AccountIndex")
+        out.h.account = field.value().get_uint64();
+      else if (key == "Price")
+        out.order.price = field.value().get_int64();
+      else if (key == "BaseAmount")
+        out.order.base_amount = field.value().get_int64();
+      else if (key == "Nonce")
+        out.h.nonce = field.value().get_int64();
+      else if (key == "Seq")
+        out.h.seq = field.value().get_uint64();
+      else if (key == "Time")
+        out.h.time_ns = field.value().get_int64();
+      else if (key == "OrderExpiry")
+        out.order.order_expiry_ms = field.value().get_int64();
+      else if (key == "ClientOrderIndex")
+        out.order.client_order_index = field.value().get_uint64();
+      else if (key == "ExpiredAt")
+        out.h.expired_at_ms = field.value().get_int64();
+      else if (key == "Block")
+        out.h.block = field.value().get_uint64();
+      else
+        (void)field.value().get_int64();  // the small enum fields
     }
     benchmark::DoNotOptimize(out);
   }

@@ -4,7 +4,7 @@
 //     floor measured in the same run (one 4 KiB write + fdatasync on the same disk);
 //  3. snapshots at scale (1M accounts, 100 markets x 10k resting orders): the sequencer pause of a
 //     fork()-based snapshot, the snapshot's size and write time, and start-up (load + verify).
-// Usage: bench_store [--dir DIR] [--quick]
+// Usage: bench_store [--dir DIR] [--quick] [--snapshots-only]
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -28,7 +28,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
 }
 
 struct Pct {
@@ -37,7 +38,9 @@ struct Pct {
 Pct percentiles(std::vector<int64_t> v) {
   if (v.empty()) return {0, 0, 0, 0};
   std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))] / 1e3; };
+  auto at = [&](double q) {
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))] / 1e3;
+  };
   return {at(0.50), at(0.99), at(0.999), v.back() / 1e3};
 }
 
@@ -46,7 +49,8 @@ std::vector<Tx> order_stream(size_t n) {
   std::vector<Tx> out;
   out.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    Tx tx = b.limit(1000 + i % 64, static_cast<int64_t>(i / 64), 0, i % 2, 300000 + i % 100, 10 + i % 7);
+    Tx tx = b.limit(1000 + i % 64, static_cast<int64_t>(i / 64), 0, i % 2, 300000 + i % 100,
+                    10 + i % 7);
     tx.h.seq = i + 1;
     out.push_back(tx);
   }
@@ -72,7 +76,8 @@ double throughput(const std::string& dir, store::Durability d, size_t n) {
   return n / ((t1 - t0) / 1e9);
 }
 
-Pct latency(const std::string& dir, store::Durability d, double rate, double seconds, uint64_t* commits) {
+Pct latency(const std::string& dir, store::Durability d, double rate, double seconds,
+            uint64_t* commits) {
   fresh(dir);
   const size_t n = static_cast<size_t>(rate * seconds);
   const auto txs = order_stream(n);
@@ -85,7 +90,8 @@ Pct latency(const std::string& dir, store::Durability d, double rate, double sec
   std::vector<int64_t> durable_at(n + 1, 0);
   j->set_on_durable([&](uint64_t last) {  // writer thread
     const int64_t t = now_ns();
-    for (uint64_t s = done_upto.load(std::memory_order_relaxed) + 1; s <= last; ++s) durable_at[s] = t;
+    for (uint64_t s = done_upto.load(std::memory_order_relaxed) + 1; s <= last; ++s)
+      durable_at[s] = t;
     done_upto.store(last, std::memory_order_release);
   });
   const int64_t start = now_ns(), gap = static_cast<int64_t>(1e9 / rate);
@@ -140,22 +146,14 @@ void build_big(Engine& e, size_t accounts, int markets, int orders_per_market) {
       const size_t a = (static_cast<size_t>(m) * orders_per_market + i) % accounts;
       const bool ask = i % 2;
       const Ticks px = ask ? 300100 + (i / 2) % 500 * 10 : 299900 - (i / 2) % 500 * 10;
-      const TxResult r = e.execute(b.limit(1000 + a, nonce[a], static_cast<MarketId>(m), ask, px, 100 + i % 50), sink);
+      const TxResult r = e.execute(
+          b.limit(1000 + a, nonce[a], static_cast<MarketId>(m), ask, px, 100 + i % 50), sink);
       if (r.ok()) ++nonce[a];
     }
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::string dir = "/tmp/tachyon-bench-store";
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
-  }
-  const size_t n = quick ? 50'000 : 500'000;
+void journal_tables(const std::string& dir, size_t n, bool quick) {
   std::printf("## Journal throughput (append as fast as possible, %zu CreateOrder records)\n\n", n);
   std::printf("| durability | appends/s |\n|---|---|\n");
   for (auto d : {store::Durability::kFsync, store::Durability::kWrite, store::Durability::kNone})
@@ -163,22 +161,39 @@ int main(int argc, char** argv) {
 
   const Pct floor = fsync_floor(dir, quick ? 200 : 1000);
   std::printf("\n## Append -> durable latency at a constant offered rate (us)\n\n");
-  std::printf("| durability | offered rate | p50 | p99 | p99.9 | max | group commits |\n|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| durability | offered rate | p50 | p99 | p99.9 | max | group commits "
+      "|\n|---|---|---|---|---|---|---|\n");
   const double secs = quick ? 1.0 : 3.0;
-  for (auto [d, rate] : {std::pair{store::Durability::kFsync, 10'000.0}, {store::Durability::kFsync, 50'000.0},
-                         {store::Durability::kWrite, 100'000.0}, {store::Durability::kNone, 100'000.0}}) {
+  for (auto [d, rate] : {std::pair{store::Durability::kFsync, 10'000.0},
+                         {store::Durability::kFsync, 50'000.0},
+                         {store::Durability::kWrite, 100'000.0},
+                         {store::Durability::kNone, 100'000.0}}) {
     uint64_t commits = 0;
     const Pct p = latency(dir, d, rate, secs, &commits);
-    std::printf("| %s | %.0f/s | %.1f | %.1f | %.1f | %.1f | %llu |\n", store::durability_name(d), rate, p.p50,
-                p.p99, p.p999, p.max, static_cast<unsigned long long>(commits));
+    std::printf("| %s | %.0f/s | %.1f | %.1f | %.1f | %.1f | %llu |\n", store::durability_name(d),
+                rate, p.p50, p.p99, p.p999, p.max, static_cast<unsigned long long>(commits));
   }
-  std::printf("| floor: one 4 KiB write + fdatasync | - | %.1f | %.1f | %.1f | %.1f | - |\n", floor.p50, floor.p99,
-              floor.p999, floor.max);
+  std::printf("| floor: one 4 KiB write + fdatasync | - | %.1f | %.1f | %.1f | %.1f | - |\n",
+              floor.p50, floor.p99, floor.p999, floor.max);
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir = "/tmp/tachyon-bench-store";
+  bool quick = false, snapshots_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--snapshots-only")) snapshots_only = true;
+  }
+  const size_t n = quick ? 50'000 : 500'000;
+  if (!snapshots_only) journal_tables(dir, n, quick);
   const size_t accounts = quick ? 100'000 : 1'000'000;
   const int markets = quick ? 10 : 100, per_market = 10'000;
-  std::printf("\n## Snapshot at scale: %zu accounts, %d markets x %d resting orders\n\n", accounts, markets,
-              per_market);
+  std::printf("\n## Snapshot at scale: %zu accounts, %d markets x %d resting orders\n\n", accounts,
+              markets, per_market);
   EngineConfig cfg;
   cfg.max_orders = static_cast<uint32_t>(markets * per_market + 1024);
   cfg.expected_accounts = static_cast<uint32_t>(accounts + 16);
@@ -215,10 +230,11 @@ int main(int argc, char** argv) {
   std::printf("| measure | value |\n|---|---|\n");
   std::printf("| snapshot size | %.1f MB |\n", info.bytes / 1e6);
   std::printf("| synchronous write (serialise + write + fsync + rename) | %.3f s |\n", write_s);
-  std::printf("| sequencer pause, fork() (p50 / max of %zu) | %.0f us / %.0f us |\n", pauses.size(), pp.p50, pp.max);
+  std::printf("| sequencer pause, fork() (p50 / max of %zu) | %.0f us / %.0f us |\n", pauses.size(),
+              pp.p50, pp.max);
   std::printf("| child writes the snapshot (p50) | %.3f s |\n", ct.p50 / 1e6);
-  std::printf("| start-up: read + verify CRC + load + validate + hash | %.3f s (%s) |\n", load_s,
+  std::printf("| start-up: map + verify CRC + load + state hash check | %.3f s (%s) |\n", load_s,
               ls.ok() ? "ok" : ls.message().c_str());
-  std::filesystem::remove_all(dir);
+  if (!std::getenv("TACHYON_BENCH_KEEP")) std::filesystem::remove_all(dir);
   return ls.ok() ? 0 : 1;
 }

@@ -1,5 +1,6 @@
 // Engine: margin figures, state_hash() and validate().
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "context.hpp"
@@ -120,7 +121,7 @@ uint64_t Engine::state_hash() const {
     h.add(a.index);
     h.add(a.master);
     h.add_i(a.collateral);
-    for (uint8_t b : a.l1_address) h.add(b);
+    h.add_bytes(a.l1_address.data(), a.l1_address.size());
     for (const Position& p : a.positions) {
       for (int64_t v : {int64_t{p.market}, p.size, p.entry_notional, p.realized_pnl, p.buy_open,
                         p.sell_open, int64_t{p.imf}, int64_t{p.open_orders}})
@@ -130,7 +131,7 @@ uint64_t Engine::state_hash() const {
       h.add(k.index);
       h.add_i(k.next_nonce);
       h.add(k.version);
-      for (uint8_t b : k.pubkey) h.add(b);
+      h.add_bytes(k.pubkey.data(), k.pubkey.size());
     }
   }
   return h.digest();
@@ -138,11 +139,14 @@ uint64_t Engine::state_hash() const {
 
 std::string Engine::validate() const {
   auto fail = [](std::string what) { return what; };
+  std::array<Lots, kMaxMarkets> longs{}, shorts{};  // one pass over the accounts
+  for (const Account& acc : accounts_) {
+    for (const Position& p : acc.positions) (p.size > 0 ? longs : shorts)[p.market] += p.size;
+  }
   uint64_t resting = 0;
   for (const Market& m : markets_) {
     if (!m.exists) continue;
     const std::string mk = "market " + std::to_string(m.id) + ": ";
-    Lots longs = 0, shorts = 0;
     uint32_t in_book = 0;
     for (int side = 0; side < 2; ++side) {
       for (size_t i = 0; i < m.book.level_count(side); ++i) {
@@ -172,10 +176,8 @@ std::string Engine::validate() const {
     const Level* b = m.book.best(false);
     const Level* a = m.book.best(true);
     if (b && a && b->price >= a->price) return fail(mk + "book is crossed");
-    for (const Account& acc : accounts_) {
-      if (const Position* p = acc.position(m.id)) (p->size > 0 ? longs : shorts) += p->size;
-    }
-    if (longs != -shorts || longs != m.open_interest) return fail(mk + "longs != shorts != OI");
+    if (longs[m.id] != -shorts[m.id] || longs[m.id] != m.open_interest)
+      return fail(mk + "longs != shorts != OI");
   }
   if (resting != pool_.live_count()) return fail("pool holds orders that no book has");
   if (order_slot_.size() != resting) return fail("order index map size");

@@ -29,10 +29,10 @@ struct ApiKey {
 };
 
 struct Account {
-  AccountIndex index;
-  AccountIndex master;  // itself for a main account
-  Usdc collateral;
-  std::array<uint8_t, 20> l1_address;
+  AccountIndex index = 0;
+  AccountIndex master = 0;  // itself for a main account
+  Usdc collateral = 0;
+  std::array<uint8_t, 20> l1_address{};
   uint32_t order_head = kNoSlot;  // doubly linked list of its open orders (all markets)
   uint32_t open_orders = 0;
   absl::InlinedVector<Position, 2> positions;  // sorted by market; entries are kept once made

@@ -41,6 +41,8 @@ struct MarginInfo {
   __int128 mmr = 0;  // maintenance margin of positions
 };
 
+using AccountVector = std::vector<Account, HugePageAllocator<Account>>;
+
 class Engine {
  public:
   explicit Engine(const EngineConfig& cfg = {});
@@ -51,9 +53,10 @@ class Engine {
 
   uint64_t state_hash() const;
   // The whole state, as a byte stream (snapshots). load() replaces this engine's state with what
-  // save() wrote; a short or inconsistent stream is refused and leaves a message.
+  // save() wrote; a short or inconsistent stream is refused and leaves a message. A caller that
+  // verifies the loaded state hash against the saved one may skip the full validate() pass.
   void save(ByteSink& out) const;
-  Status load(ByteSource& in);
+  Status load(ByteSource& in, bool validate_after = true);
   uint64_t last_seq() const { return last_seq_; }
   // Empty when every invariant holds, else a description of the first one broken.
   std::string validate() const;
@@ -63,7 +66,7 @@ class Engine {
   const Account* account(AccountIndex a) const;
   const Order* order(OrderIndex id) const;
   const OrderPool& orders() const { return pool_; }
-  const std::vector<Account>& accounts() const { return accounts_; }
+  const AccountVector& accounts() const { return accounts_; }
   MarginInfo margin(const Account& a) const;
   int64_t operator_next_nonce() const { return operator_nonce_; }
   Usdc total_deposits() const { return total_deposits_; }
@@ -127,8 +130,10 @@ class Engine {
 
   EngineConfig cfg_;
   std::array<Market, kMaxMarkets> markets_;
-  std::vector<Account> accounts_;  // in creation order
-  absl::flat_hash_map<AccountIndex, uint32_t> account_slot_;
+  AccountVector accounts_;  // in creation order
+  absl::flat_hash_map<AccountIndex, uint32_t, absl::Hash<AccountIndex>, std::equal_to<AccountIndex>,
+                      HugePageAllocator<std::pair<const AccountIndex, uint32_t>>>
+      account_slot_;
   OrderPool pool_;
   ExpiryHeap expiries_;
   OrderIndexMap order_slot_;
@@ -141,7 +146,9 @@ class Engine {
       return H::combine(std::move(h), k.account, k.coi);
     }
   };
-  absl::flat_hash_map<CoiKey, uint32_t> coi_slot_;
+  absl::flat_hash_map<CoiKey, uint32_t, absl::Hash<CoiKey>, std::equal_to<CoiKey>,
+                      HugePageAllocator<std::pair<const CoiKey, uint32_t>>>
+      coi_slot_;
   OrderIndex next_order_index_ = kFirstOrderIndex;
   AccountIndex next_sub_account_ = kFirstSubAccountIndex;
   uint64_t next_trade_id_ = 1;

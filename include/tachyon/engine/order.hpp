@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tachyon/core/assert.hpp"
+#include "tachyon/core/huge_page_allocator.hpp"
 #include "tachyon/core/units.hpp"
 #include "tachyon/engine/tx.hpp"
 
@@ -59,8 +60,8 @@ class OrderPool {
   uint32_t live_count() const { return capacity() - static_cast<uint32_t>(free_.size()); }
 
  private:
-  std::vector<Order> orders_;
-  std::vector<uint32_t> free_;
+  std::vector<Order, HugePageAllocator<Order>> orders_;
+  std::vector<uint32_t, HugePageAllocator<uint32_t>> free_;
 };
 
 // Indexed binary min-heap of good-till-time orders keyed by (expiry, order index): O(log n)
@@ -89,7 +90,7 @@ class ExpiryHeap {
   void sift_down(size_t i);
 
   OrderPool& pool_;
-  std::vector<uint32_t> heap_;
+  std::vector<uint32_t, HugePageAllocator<uint32_t>> heap_;
 };
 
 }  // namespace tachyon

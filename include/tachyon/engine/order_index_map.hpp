@@ -51,7 +51,7 @@ class OrderIndexMap {
   size_t size() const { return size_; }
 
  private:
-  std::vector<uint32_t> ring_;
+  std::vector<uint32_t, HugePageAllocator<uint32_t>> ring_;
   uint32_t mask_ = 0;
   size_t size_ = 0;
   absl::flat_hash_map<OrderIndex, uint32_t> overflow_;
