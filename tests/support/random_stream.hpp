@@ -48,6 +48,7 @@ struct StreamConfig {
   int accounts = 12;
   int markets = 2;
   int invalid_percent = 4;  // txs built to be refused
+  int64_t start_time_ns = 1'700'000'000'000'000'000;
 };
 
 class RandomStream {
@@ -311,7 +312,7 @@ class RandomStream {
 
   Rng rng_;
   StreamConfig cfg_;
-  TxBuilder b_;
+  TxBuilder b_{cfg_.start_time_ns};
   std::vector<Ticks> mids_;
   std::vector<Ticks> steps_;
   std::vector<AccountIndex> accounts_;

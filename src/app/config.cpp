@@ -1,0 +1,209 @@
+#include "config.hpp"
+
+#include <toml++/toml.h>
+#include <cstring>
+#include <sstream>
+
+namespace tachyon::app {
+
+namespace {
+
+std::string where(const toml::node& n, const std::string& origin) {
+  const auto& src = n.source();
+  return origin + ":" + std::to_string(src.begin.line);
+}
+
+// Reads an integer key into `out` if present; refuses wrong types and out-of-range values.
+template <typename T>
+Status get_int(const toml::table& t, const char* key, T& out, const std::string& origin, int64_t lo,
+               int64_t hi) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return Status();
+  const auto v = n->value<int64_t>();
+  if (!n->is_integer() || !v)
+    return Status::error(where(*n, origin) + ": '" + key + "' must be an integer");
+  if (*v < lo || *v > hi)
+    return Status::error(where(*n, origin) + ": '" + key + "' = " + std::to_string(*v) +
+                         " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                         "]");
+  out = static_cast<T>(*v);
+  return Status();
+}
+
+Status get_str(const toml::table& t, const char* key, std::string& out, const std::string& origin) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return Status();
+  if (!n->is_string()) return Status::error(where(*n, origin) + ": '" + key + "' must be a string");
+  out = *n->value<std::string>();
+  return Status();
+}
+
+#define TRY(expr)                                \
+  do {                                           \
+    if (Status s_ = (expr); !s_.ok()) return s_; \
+  } while (0)
+
+constexpr int64_t kI32 = INT32_MAX;
+
+Status parse_market(const toml::table& t, const std::string& origin, MarketSeed& m) {
+  MarketParams& p = m.params;
+  std::string symbol;
+  TRY(get_int(t, "id", m.id, origin, 0, 254));
+  TRY(get_str(t, "symbol", symbol, origin));
+  if (symbol.empty() || symbol.size() > 15)
+    return Status::error(where(t, origin) + ": market symbol must have 1 to 15 characters");
+  std::memcpy(p.symbol.data(), symbol.data(), symbol.size());
+  TRY(get_int(t, "size_decimals", p.size_decimals, origin, 0, 6));
+  TRY(get_int(t, "price_decimals", p.price_decimals, origin, 0, 6));
+  TRY(get_int(t, "index_price", m.index_price, origin, 1, kMaxPriceTicks));
+  TRY(get_int(t, "taker_fee_ppm", p.taker_fee_ppm, origin, 0, 100000));
+  TRY(get_int(t, "maker_fee_ppm", p.maker_fee_ppm, origin, 0, 100000));
+  TRY(get_int(t, "default_imf", p.default_imf, origin, 1, 10000));
+  TRY(get_int(t, "min_imf", p.min_imf, origin, 1, 10000));
+  TRY(get_int(t, "mmf", p.mmf, origin, 1, 10000));
+  TRY(get_int(t, "cmf", p.cmf, origin, 1, 10000));
+  TRY(get_int(t, "price_band", p.price_band, origin, 1, 10000));
+  TRY(get_int(t, "market_protection", p.market_protection, origin, 1, 10000));
+  TRY(get_int(t, "min_base_lots", p.min_base_lots, origin, 1, kMaxBaseAmount));
+  TRY(get_int(t, "min_quote_usdc", p.min_quote_usdc, origin, 0, INT64_MAX));
+  TRY(get_int(t, "max_orders_per_account", p.max_orders_per_account, origin, 1, kI32));
+  TRY(get_int(t, "max_orders", p.max_orders, origin, 1, UINT32_MAX));
+  p.status = MarketStatus::kActive;
+  if (!market_params_valid(p))
+    return Status::error(where(t, origin) + ": market '" + symbol +
+                         "' is inconsistent (need cmf < mmf < min_imf <= default_imf and "
+                         "size_decimals + price_decimals <= 6)");
+  return Status();
+}
+
+}  // namespace
+
+Status parse_config(const std::string& text, const std::string& origin, Config& c) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << origin << ":" << e.source().begin.line << ": " << e.description();
+    return Status::error(os.str());
+  }
+  static const char* kSections[] = {"server", "store", "engine", "threads",
+                                    "log",    "demo",  "markets"};
+  for (auto&& [key, node] : root) {
+    bool known = false;
+    for (const char* s : kSections) known |= key.str() == s;
+    if (!known)
+      return Status::error(where(node, origin) + ": unknown section [" + std::string(key.str()) +
+                           "]");
+  }
+  if (const toml::table* t = root["server"].as_table()) {
+    TRY(get_str(*t, "listen_address", c.listen_address, origin));
+    TRY(get_int(*t, "port", c.port, origin, 0, 65535));
+    TRY(get_str(*t, "admin_address", c.admin_address, origin));
+    TRY(get_int(*t, "admin_port", c.admin_port, origin, 0, 65535));
+  }
+  if (const toml::table* t = root["store"].as_table()) {
+    std::string durability;
+    TRY(get_str(*t, "data_dir", c.data_dir, origin));
+    TRY(get_str(*t, "durability", durability, origin));
+    if (!durability.empty()) TRY(store::parse_durability(durability, c.durability));
+    TRY(get_int(*t, "segment_bytes", c.segment_bytes, origin, 4096, int64_t{1} << 40));
+    TRY(get_int(*t, "snapshot_every_txs", c.snapshot_every_txs, origin, 0, INT64_MAX));
+    TRY(get_int(*t, "snapshot_interval_s", c.snapshot_interval_s, origin, 0, 86400 * 30));
+    TRY(get_int(*t, "snapshot_keep", c.snapshot_keep, origin, 1, 1000));
+  }
+  if (const toml::table* t = root["engine"].as_table()) {
+    TRY(get_int(*t, "max_orders", c.engine.max_orders, origin, 16, int64_t{1} << 30));
+    TRY(get_int(*t, "expected_accounts", c.engine.expected_accounts, origin, 16, int64_t{1} << 30));
+    TRY(get_int(*t, "levels_per_side", c.engine.levels_per_side, origin, 16, int64_t{1} << 24));
+    TRY(get_int(*t, "fee_account", c.engine.fee_account, origin, 0, kMaxAccountIndex));
+    TRY(get_int(*t, "insurance_account", c.engine.insurance_account, origin, 0, kMaxAccountIndex));
+  }
+  if (const toml::table* t = root["threads"].as_table()) {
+    TRY(get_str(*t, "wait_strategy", c.wait_strategy, origin));
+    TRY(get_int(*t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
+    TRY(get_int(*t, "apply_core", c.apply_core, origin, -1, 4095));
+    TRY(get_int(*t, "sched_fifo_priority", c.sched_fifo_priority, origin, 0, 99));
+  }
+  if (const toml::table* t = root["log"].as_table()) {
+    TRY(get_str(*t, "file", c.log_file, origin));
+    TRY(get_str(*t, "level", c.log_level, origin));
+  }
+  if (const toml::table* t = root["demo"].as_table()) {
+    TRY(get_int(*t, "load_tps", c.demo_load_tps, origin, 0, 1'000'000));
+    TRY(get_int(*t, "seed", c.demo_seed, origin, 0, INT64_MAX));
+  }
+  if (const toml::node* n = root.get("markets")) {
+    const toml::array* arr = n->as_array();
+    if (arr == nullptr)
+      return Status::error(where(*n, origin) + ": [[markets]] must be an array of tables");
+    c.markets.clear();
+    for (const toml::node& m : *arr) {
+      const toml::table* t = m.as_table();
+      if (t == nullptr)
+        return Status::error(where(m, origin) + ": each [[markets]] entry must be a table");
+      MarketSeed seed;
+      TRY(parse_market(*t, origin, seed));
+      c.markets.push_back(seed);
+    }
+  }
+  return check_config(c);
+}
+
+Status check_config(const Config& c) {
+  if (c.wait_strategy != "spin" && c.wait_strategy != "spin_then_park" && c.wait_strategy != "park")
+    return Status::error("threads.wait_strategy must be spin, spin_then_park or park, not '" +
+                         c.wait_strategy + "'");
+  static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
+  bool level_ok = false;
+  for (const char* l : kLevels) level_ok |= c.log_level == l;
+  if (!level_ok)
+    return Status::error("log.level must be trace, debug, info, warn or error, not '" +
+                         c.log_level + "'");
+  if (c.data_dir.empty()) return Status::error("store.data_dir must not be empty");
+  if (c.engine.fee_account == c.engine.insurance_account)
+    return Status::error("engine.fee_account and engine.insurance_account must differ");
+  for (size_t i = 0; i < c.markets.size(); ++i)
+    for (size_t j = i + 1; j < c.markets.size(); ++j)
+      if (c.markets[i].id == c.markets[j].id)
+        return Status::error("two [[markets]] entries use id " + std::to_string(c.markets[i].id));
+  if (c.port != 0 && c.port == c.admin_port)
+    return Status::error("server.port and server.admin_port must differ");
+  return Status();
+}
+
+std::string describe(const Config& c) {
+  std::ostringstream o;
+  o << "[server]\nlisten_address = \"" << c.listen_address << "\"\nport = " << c.port
+    << "\nadmin_address = \"" << c.admin_address << "\"\nadmin_port = " << c.admin_port
+    << "\n\n[store]\ndata_dir = \"" << c.data_dir << "\"\ndurability = \""
+    << store::durability_name(c.durability) << "\"\nsegment_bytes = " << c.segment_bytes
+    << "\nsnapshot_every_txs = " << c.snapshot_every_txs
+    << "\nsnapshot_interval_s = " << c.snapshot_interval_s
+    << "\nsnapshot_keep = " << c.snapshot_keep
+    << "\n\n[engine]\nmax_orders = " << c.engine.max_orders
+    << "\nexpected_accounts = " << c.engine.expected_accounts
+    << "\nlevels_per_side = " << c.engine.levels_per_side
+    << "\nfee_account = " << c.engine.fee_account
+    << "\ninsurance_account = " << c.engine.insurance_account << "\n\n[threads]\nwait_strategy = \""
+    << c.wait_strategy << "\"\nsequencer_core = " << c.sequencer_core
+    << "\napply_core = " << c.apply_core << "\nsched_fifo_priority = " << c.sched_fifo_priority
+    << "\n\n[log]\nfile = \"" << c.log_file << "\"\nlevel = \"" << c.log_level
+    << "\"\n\n[demo]\nload_tps = " << c.demo_load_tps << "\nseed = " << c.demo_seed << "\n";
+  for (const MarketSeed& m : c.markets) {
+    const MarketParams& p = m.params;
+    o << "\n[[markets]]\nid = " << int(m.id) << "\nsymbol = \"" << p.symbol.data()
+      << "\"\nsize_decimals = " << int(p.size_decimals)
+      << "\nprice_decimals = " << int(p.price_decimals) << "\nindex_price = " << m.index_price
+      << "\ntaker_fee_ppm = " << p.taker_fee_ppm << "\nmaker_fee_ppm = " << p.maker_fee_ppm
+      << "\ndefault_imf = " << p.default_imf << "\nmin_imf = " << p.min_imf << "\nmmf = " << p.mmf
+      << "\ncmf = " << p.cmf << "\nprice_band = " << p.price_band
+      << "\nmarket_protection = " << p.market_protection << "\nmin_base_lots = " << p.min_base_lots
+      << "\nmin_quote_usdc = " << p.min_quote_usdc
+      << "\nmax_orders_per_account = " << p.max_orders_per_account
+      << "\nmax_orders = " << p.max_orders << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace tachyon::app

@@ -1,0 +1,52 @@
+#pragma once
+// The server's configuration: TOML (configs/tachyon.toml, embedded as the defaults) plus
+// command-line overrides. Errors name the key and the line.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tachyon/core/status.hpp"
+#include "tachyon/engine/engine.hpp"
+#include "tachyon/store/journal.hpp"
+
+namespace tachyon::app {
+
+struct MarketSeed {
+  MarketId id = 0;
+  MarketParams params{};
+  Ticks index_price = 0;
+};
+
+struct Config {
+  std::string listen_address = "0.0.0.0";
+  int port = 8080;
+  std::string admin_address = "127.0.0.1";
+  int admin_port = 8081;
+  std::string data_dir = "./tachyon-data";
+  store::Durability durability = store::Durability::kFsync;
+  uint64_t segment_bytes = 64ull << 20;
+  uint64_t snapshot_every_txs = 1'000'000;
+  uint32_t snapshot_interval_s = 300;
+  uint32_t snapshot_keep = 2;
+  EngineConfig engine;
+  std::string wait_strategy = "spin_then_park";
+  int sequencer_core = -1;
+  int apply_core = -1;
+  int sched_fifo_priority = 0;
+  std::string log_file;
+  std::string log_level = "info";
+  uint32_t demo_load_tps = 0;
+  uint64_t demo_seed = 1;
+  std::vector<MarketSeed> markets;
+};
+
+extern const char* const kDefaultConfigToml;  // configs/tachyon.toml, embedded at build time
+
+// Parses TOML text into `out` (starting from `out`'s values). `origin` names the source in errors.
+Status parse_config(const std::string& text, const std::string& origin, Config& out);
+// Checks values that parse but make no sense (ports, capacities, market parameters).
+Status check_config(const Config& c);
+// The effective configuration as TOML.
+std::string describe(const Config& c);
+
+}  // namespace tachyon::app

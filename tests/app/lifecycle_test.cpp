@@ -1,0 +1,145 @@
+// The server's lifecycle as an operator sees it: --check-config, a fresh start with the
+// configured markets, readiness, SIGTERM (journal synced, final snapshot, exit 0), a warm
+// restart to the same state hash, and clear refusals of bad configuration.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "store/store_support.hpp"
+
+namespace tachyon::testing {
+namespace {
+
+struct ServerRun {
+  int exit_code = -1;
+  std::string err;
+};
+
+// Starts the server; waits for "ready" on its log (stderr); then optionally lets it run and
+// sends SIGTERM. Returns the exit code and everything it logged.
+ServerRun run_server(const std::vector<std::string>& args, int run_ms, bool expect_ready = true) {
+  int fds[2];
+  EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDERR_FILENO);
+    ::dup2(fds[1], STDOUT_FILENO);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  ServerRun r;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool ready = false, signalled = false;
+  std::chrono::steady_clock::time_point ready_at;
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    if (::poll(&p, 1, 20) > 0) {
+      char buf[4096];
+      const ssize_t n = ::read(fds[0], buf, sizeof(buf));
+      if (n <= 0) break;  // the server closed its output: it exited
+      r.err.append(buf, static_cast<size_t>(n));
+    }
+    if (!ready && r.err.find("] ready: ") != std::string::npos) {
+      ready = true;
+      ready_at = std::chrono::steady_clock::now();
+    }
+    if (ready && !signalled &&
+        std::chrono::steady_clock::now() - ready_at >= std::chrono::milliseconds(run_ms)) {
+      ::kill(pid, SIGTERM);
+      signalled = true;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ADD_FAILURE() << "server did not finish in time:\n" << r.err;
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int ws = 0;
+  ::waitpid(pid, &ws, 0);
+  r.exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+  if (expect_ready) {
+    EXPECT_TRUE(ready) << r.err;
+  }
+  return r;
+}
+
+std::string hash_in(const std::string& log, const std::string& marker) {
+  const auto p = log.rfind(marker);
+  if (p == std::string::npos) return "";
+  const auto h = log.find("state hash ", p);
+  return h == std::string::npos ? "" : log.substr(h + 11, 16);
+}
+
+TEST(Lifecycle, check_config_prints_the_effective_configuration) {
+  const ServerRun r = run_server({TACHYON_BIN, "--check-config", "--port", "9100"}, 0, false);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("port = 9100"), std::string::npos);
+  EXPECT_NE(r.err.find("symbol = \"ETH\""), std::string::npos);
+  EXPECT_NE(r.err.find("# configuration OK"), std::string::npos);
+}
+
+TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
+  TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[store\n", "expected ']'"},
+      {"[store]\ndurability = \"fast\"\n", "durability must be fsync, write or none"},
+      {"[server]\nport = 70000\n", "'port' = 70000 is out of range"},
+      {"[server]\nport = \"x\"\n", "'port' must be an integer"},
+      {"[nonsense]\n", "unknown section [nonsense]"},
+      {"[[markets]]\nid = 0\nsymbol = \"X\"\nsize_decimals = 5\nprice_decimals = 5\nindex_price = "
+       "1\n"
+       "default_imf = 500\nmin_imf = 200\nmmf = 120\ncmf = 80\nprice_band = "
+       "1000\nmarket_protection = 500\n"
+       "min_base_lots = 1\nmax_orders_per_account = 10\nmax_orders = 10\n",
+       "is inconsistent"},
+  };
+  for (const auto& [text, expect] : cases) {
+    const std::string path = dir.path() + "/bad.toml";
+    std::ofstream(path) << text;
+    const ServerRun r = run_server({TACHYON_BIN, "--config", path, "--check-config"}, 0, false);
+    EXPECT_EQ(r.exit_code, 2) << text;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << "config:\n"
+                                                     << text << "\noutput:\n"
+                                                     << r.err;
+  }
+}
+
+TEST(Lifecycle, sigterm_syncs_snapshots_and_exits_zero_then_restarts_warm_to_the_same_state) {
+  TempDir dir;
+  const ServerRun first =
+      run_server({TACHYON_BIN, "--data-dir", dir.path(), "--demo-load-tps", "5000"}, 700);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("market 0 (ETH) created"), std::string::npos);
+  EXPECT_NE(first.err.find("final snapshot at seq"), std::string::npos) << first.err;
+  const std::string h1 = hash_in(first.err, "stopped cleanly");
+  ASSERT_EQ(h1.size(), 16u) << first.err;
+
+  const ServerRun second = run_server({TACHYON_BIN, "--data-dir", dir.path()}, 100);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.err.find("created"), std::string::npos)
+      << "an existing data dir keeps its markets";
+  EXPECT_EQ(hash_in(second.err, "recovered"), h1) << second.err;
+  EXPECT_EQ(hash_in(second.err, "stopped cleanly"), h1);
+  // and the files an operator would check are valid
+  Engine e;
+  std::unique_ptr<Engine> rec;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, rec, rep).ok());
+  EXPECT_TRUE(rep.from_snapshot);
+  EXPECT_EQ(rep.replayed, 0u);
+}
+
+}  // namespace
+}  // namespace tachyon::testing
