@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds (Release) and runs tachyon on its embedded defaults.
-# Until the network server lands (issue 5) this runs the engine's replay tool: a seeded stream
-# of 1M mixed transactions through the deterministic engine, printing verdicts and the state hash.
+# Installs what is needed, builds (Release) and runs the tachyon server on its embedded defaults:
+# a local journal and snapshots in ./tachyon-data and the demo markets of configs/tachyon.toml.
+# Ctrl-C (or SIGTERM) stops it cleanly: journal synced, final snapshot written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cmake --preset release >/dev/null
-cmake --build --preset release --target tachyon-replay
-exec ./build/release/src/app/tachyon-replay "$@"
+cmake --build --preset release --target tachyon tachyon-cli tachyon-replay tachyon-feed
+exec ./build/release/src/app/tachyon "$@"
