@@ -101,6 +101,7 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     TRY(get_int(*t, "port", c.port, origin, 0, 65535));
     TRY(get_str(*t, "admin_address", c.admin_address, origin));
     TRY(get_int(*t, "admin_port", c.admin_port, origin, 0, 65535));
+    TRY(get_int(*t, "chain_id", c.chain_id, origin, 0, UINT32_MAX));
   }
   if (const toml::table* t = root["store"].as_table()) {
     std::string durability;
@@ -111,6 +112,8 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     TRY(get_int(*t, "snapshot_every_txs", c.snapshot_every_txs, origin, 0, INT64_MAX));
     TRY(get_int(*t, "snapshot_interval_s", c.snapshot_interval_s, origin, 0, 86400 * 30));
     TRY(get_int(*t, "snapshot_keep", c.snapshot_keep, origin, 1, 1000));
+    TRY(get_int(*t, "block_max_txs", c.block_max_txs, origin, 1, 1'000'000));
+    TRY(get_int(*t, "block_interval_ms", c.block_interval_ms, origin, 1, 60'000));
   }
   if (const toml::table* t = root["engine"].as_table()) {
     TRY(get_int(*t, "max_orders", c.engine.max_orders, origin, 16, int64_t{1} << 30));
@@ -176,11 +179,13 @@ std::string describe(const Config& c) {
   std::ostringstream o;
   o << "[server]\nlisten_address = \"" << c.listen_address << "\"\nport = " << c.port
     << "\nadmin_address = \"" << c.admin_address << "\"\nadmin_port = " << c.admin_port
-    << "\n\n[store]\ndata_dir = \"" << c.data_dir << "\"\ndurability = \""
-    << store::durability_name(c.durability) << "\"\nsegment_bytes = " << c.segment_bytes
+    << "\nchain_id = " << c.chain_id << "\n\n[store]\ndata_dir = \"" << c.data_dir
+    << "\"\ndurability = \"" << store::durability_name(c.durability)
+    << "\"\nsegment_bytes = " << c.segment_bytes
     << "\nsnapshot_every_txs = " << c.snapshot_every_txs
     << "\nsnapshot_interval_s = " << c.snapshot_interval_s
-    << "\nsnapshot_keep = " << c.snapshot_keep
+    << "\nsnapshot_keep = " << c.snapshot_keep << "\nblock_max_txs = " << c.block_max_txs
+    << "\nblock_interval_ms = " << c.block_interval_ms
     << "\n\n[engine]\nmax_orders = " << c.engine.max_orders
     << "\nexpected_accounts = " << c.engine.expected_accounts
     << "\nlevels_per_side = " << c.engine.levels_per_side

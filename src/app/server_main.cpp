@@ -19,6 +19,7 @@
 
 #include "config.hpp"
 #include "support/random_stream.hpp"
+#include "tachyon/store/commit.hpp"
 #include "tachyon/store/snapshot.hpp"
 
 using namespace tachyon;
@@ -62,23 +63,47 @@ void setup_logging(const app::Config& c) {
   spdlog::set_default_logger(log);
 }
 
-// The sequencer of this issue: stamps seq and time, executes, journals. Single-threaded.
+// The sequencer of this issue: stamps seq, block and time, executes, journals, hands the tx to
+// the committer and seals blocks. Single-threaded.
 class Sequencer {
  public:
-  Sequencer(Engine& e, store::Journal& j) : engine_(e), journal_(j) {}
+  Sequencer(Engine& e, store::Journal& j, store::Committer& c, const app::Config& cfg)
+      : engine_(e),
+        journal_(j),
+        committer_(c),
+        max_txs_(cfg.block_max_txs),
+        interval_(std::chrono::milliseconds(cfg.block_interval_ms)),
+        block_(e.last_block() + 1) {}
   TxResult submit(Tx tx) {
     tx.h.seq = engine_.last_seq() + 1;
-    tx.h.block = tx.h.seq;
+    tx.h.block = block_;
     tx.h.time_ns = realtime_ns();
     const TxResult r = engine_.execute(tx, sink_);
     journal_.append(tx);  // every sequenced tx: replay then reproduces rejects and expiries
+    committer_.push(tx);
+    if (txs_in_block_++ == 0) block_start_ = std::chrono::steady_clock::now();
+    if (txs_in_block_ >= max_txs_) seal();
     return r;
+  }
+  void maybe_seal() {
+    if (txs_in_block_ > 0 && std::chrono::steady_clock::now() - block_start_ >= interval_) seal();
+  }
+  void seal() {
+    if (txs_in_block_ == 0) return;
+    committer_.seal(block_++, realtime_ns());
+    txs_in_block_ = 0;
   }
 
  private:
   Engine& engine_;
   store::Journal& journal_;
+  store::Committer& committer_;
   NullSink sink_;
+  uint32_t max_txs_;
+  std::chrono::milliseconds interval_;
+  uint64_t block_;
+  uint32_t txs_in_block_ = 0;
+  std::chrono::steady_clock::time_point block_start_;
 };
 
 struct Overrides {
@@ -134,7 +159,21 @@ int serve(const app::Config& c) {
     spdlog::critical("journal: {}", s.message());
     return 2;
   }
-  Sequencer seq(*engine, *journal);
+  // The committer replays on a replica of its own: a second recovery of the same data dir.
+  std::unique_ptr<Engine> replica;
+  store::RecoveryReport rep2;
+  if (Status s = store::recover(c.data_dir, c.engine, replica, rep2);
+      !s.ok() || rep2.last_seq != rep.last_seq) {
+    spdlog::critical("committer replica: {}",
+                     s.ok() ? "diverged from the recovered state" : s.message());
+    return 2;
+  }
+  store::Committer committer(c.data_dir, std::move(replica), c.chain_id);
+  if (Status s = committer.start(); !s.ok()) {
+    spdlog::critical("committer: {}", s.message());
+    return 2;
+  }
+  Sequencer seq(*engine, *journal, committer, c);
   for (const app::MarketSeed& m : c.markets) {  // a fresh data dir gets the configured markets
     if (engine->market(m.id) != nullptr) continue;
     Tx tx;
@@ -176,6 +215,7 @@ int serve(const app::Config& c) {
       spdlog::info("SIGHUP: logs reopened");
     }
     if (watchdog != nullptr) sd_notify("WATCHDOG=1");
+    seq.maybe_seal();
     for (uint32_t k = 0; k < c.demo_load_tps / 100; ++k) {  // demo load: tps/100 txs per 10 ms tick
       Tx tx = demo_i < demo_genesis.size() ? demo_genesis[demo_i++] : demo.next();
       if (is_operator_tx(tx.h.type)) tx.h.nonce = engine->operator_next_nonce();
@@ -214,6 +254,11 @@ int serve(const app::Config& c) {
     (void)tick;
   }
   sd_notify("STOPPING=1");
+  seq.seal();
+  committer.stop();  // drains: every sealed block is committed
+  const store::BlockCommitment last = committer.last();
+  spdlog::info("committed height {} (seq {}), commitment {}", last.block, last.last_seq,
+               store::to_hex(last.commitment.data(), last.commitment.size()));
   if (snapshotter.busy()) (void)snapshotter.wait();
   journal->close();  // everything sequenced is now durable
   if (engine->last_seq() != snap_seq) {

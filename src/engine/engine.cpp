@@ -32,6 +32,7 @@ Engine::Engine(const EngineConfig& cfg)
 TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
   Ctx c{sink, tx, tx.h.time_ns, tx.h.time_ns / 1'000'000};
   last_seq_ = tx.h.seq;
+  last_block_ = tx.h.block;
   expire_orders(c, c.now_ms);
   TxResult r;
   switch (tx.h.type) {

@@ -32,7 +32,8 @@ static_assert(std::is_trivially_copyable_v<Position> && std::is_trivially_copyab
 
 void Engine::save(ByteSink& out) const {
   out.pod(kMagic);
-  for (uint64_t v : {next_order_index_, next_sub_account_, next_trade_id_, last_seq_}) out.pod(v);
+  for (uint64_t v : {next_order_index_, next_sub_account_, next_trade_id_, last_seq_, last_block_})
+    out.pod(v);
   for (int64_t v : {operator_nonce_, total_deposits_, total_withdrawals_}) out.pod(v);
   out.pod(static_cast<uint64_t>(accounts_.size()));
   for (const Account& a : accounts_) {
@@ -92,6 +93,7 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   next_sub_account_ = in.pod<uint64_t>();
   next_trade_id_ = in.pod<uint64_t>();
   last_seq_ = in.pod<uint64_t>();
+  last_block_ = in.pod<uint64_t>();
   operator_nonce_ = in.pod<int64_t>();
   total_deposits_ = in.pod<int64_t>();
   total_withdrawals_ = in.pod<int64_t>();

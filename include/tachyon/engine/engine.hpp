@@ -58,6 +58,7 @@ class Engine {
   void save(ByteSink& out) const;
   Status load(ByteSource& in, bool validate_after = true);
   uint64_t last_seq() const { return last_seq_; }
+  uint64_t last_block() const { return last_block_; }
   // Empty when every invariant holds, else a description of the first one broken.
   std::string validate() const;
 
@@ -156,6 +157,7 @@ class Engine {
   Usdc total_deposits_ = 0;
   Usdc total_withdrawals_ = 0;
   uint64_t last_seq_ = 0;
+  uint64_t last_block_ = 0;
 };
 
 }  // namespace tachyon

@@ -1,0 +1,119 @@
+#pragma once
+// Blocks and commitments, the decoupled proof analog. The sequencer seals a block every N ms or
+// M txs; a committer thread, never on the hot path, replays the block's txs on its own replica of
+// the engine and computes for each block:
+//   tx_root    = hash chain over the block's tx hashes (BLAKE2b-256; tx_hash is BLAKE2b-320 of
+//                the tx's canonical bytes, the 80-hex-character hash of API.md);
+//   state_root = BLAKE2b-256(accounts Merkle root || markets Merkle root || engine counters),
+//                the Merkle trees kept incrementally: only leaves a block touched are rehashed;
+//   commitment = BLAKE2b-256(previous commitment || block || seq range || tx_root || state_root).
+// Commitments are appended to "blocks.log" beside the journal (one CRC'd record each). The
+// sequencer hands txs over through an unbounded queue: a slow or stalled committer falls behind,
+// it never makes trading wait.
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tachyon/core/status.hpp"
+#include "tachyon/engine/engine.hpp"
+
+namespace tachyon::store {
+
+using Hash32 = std::array<uint8_t, 32>;
+using TxHash = std::array<uint8_t, 40>;
+
+// The canonical bytes of a tx as a client signs it: domain tag, chain id, then the codec record
+// with the sequencer's fields (seq, block, time, key version) zeroed.
+std::vector<uint8_t> canonical_tx_bytes(const Tx& tx, uint32_t chain_id);
+TxHash tx_hash(const Tx& tx, uint32_t chain_id);
+std::string to_hex(const uint8_t* p, size_t n);
+
+struct BlockCommitment {
+  uint64_t block = 0;
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+  int64_t sealed_time_ns = 0;
+  uint32_t tx_count = 0;
+  Hash32 tx_root{};
+  Hash32 state_root{};
+  Hash32 commitment{};
+};
+
+// An incremental Merkle tree over fixed-position leaves (grows by doubling).
+class MerkleTree {
+ public:
+  void set_leaf(size_t i, const Hash32& h);
+  Hash32 root();
+
+ private:
+  void grow(size_t leaves);
+  size_t cap_ = 0;             // leaves, a power of two
+  std::vector<Hash32> nodes_;  // 1-based heap layout, leaves at [cap_, 2 cap_)
+  std::vector<size_t> dirty_;
+};
+
+// The state root of an engine, kept up to date leaf by leaf.
+class StateRoot {
+ public:
+  void touch_account(AccountIndex a) { touched_accounts_.push_back(a); }
+  void touch_market(MarketId m) { touched_markets_.push_back(m); }
+  void touch_all(const Engine& e);
+  Hash32 compute(const Engine& e);
+
+ private:
+  MerkleTree accounts_, markets_;
+  std::vector<AccountIndex> touched_accounts_;
+  std::vector<MarketId> touched_markets_;
+};
+
+// Reads blocks.log; a torn last record is ignored (it is rewritten).
+Status read_commitments(const std::string& dir, std::vector<BlockCommitment>& out);
+
+class Committer {
+ public:
+  // `replica` must hold the same state as the sequencer's engine at `next_seq - 1`.
+  Committer(std::string dir, std::unique_ptr<Engine> replica, uint32_t chain_id);
+  ~Committer();
+  Status start();
+  // Sequencer thread: never blocks on the committer's progress.
+  void push(const Tx& tx);
+  void seal(uint64_t block, int64_t time_ns);
+  void stop();                   // drains what was pushed, then returns
+  void set_paused(bool paused);  // tests: a stalled committer
+  uint64_t committed_block() const;
+  BlockCommitment last() const;
+  size_t backlog() const;
+
+ private:
+  struct Item {
+    bool seal;
+    uint64_t block;
+    int64_t time_ns;
+    Tx tx;
+  };
+  void run();
+  void commit_block(uint64_t block, int64_t time_ns);
+
+  std::string dir_;
+  std::unique_ptr<Engine> replica_;
+  uint32_t chain_id_;
+  StateRoot state_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool stop_ = false, paused_ = false;
+  BlockCommitment last_;
+  uint64_t block_first_seq_ = 0;
+  uint32_t block_txs_ = 0;
+  Hash32 chain_{};
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+}  // namespace tachyon::store

@@ -1,0 +1,112 @@
+// Blocks and commitments: a stalled committer never blocks the sequencer, and once it catches up
+// its roots equal an independent computation; blocks.log chains every commitment to the last.
+#include <sodium.h>
+
+#include "store/store_support.hpp"
+#include "tachyon/store/commit.hpp"
+#include "tachyon/store/files.hpp"
+
+namespace tachyon::testing {
+namespace {
+
+constexpr uint32_t kChain = 304;
+constexpr uint64_t kTxs = 12'000, kBlockTxs = 500;
+
+TEST(Commit, a_stalled_committer_never_blocks_the_sequencer_and_catches_up_exactly) {
+  TempDir dir;
+  StreamReplayer seqr(21);
+  auto committer =
+      std::make_unique<store::Committer>(dir.path(), std::make_unique<Engine>(), kChain);
+  ASSERT_TRUE(committer->start().ok());
+  committer->set_paused(true);  // the committer stalls: nothing is committed from here on
+  uint64_t block = 1;
+  for (uint64_t i = 1; i <= kTxs; ++i) {
+    committer->push(seqr.step());  // the sequencer side: execute, hand over, move on
+    if (i % kBlockTxs == 0) committer->seal(block++, static_cast<int64_t>(i));
+  }
+  // The sequencer finished every tx while the committer committed nothing.
+  EXPECT_EQ(seqr.engine().last_seq(), kTxs);
+  EXPECT_EQ(committer->committed_block(), 0u);
+  EXPECT_GE(committer->backlog(), kTxs);
+  committer->set_paused(false);
+  committer->stop();  // drains the backlog
+  const store::BlockCommitment last = committer->last();
+  EXPECT_EQ(last.block, kTxs / kBlockTxs);
+  EXPECT_EQ(last.last_seq, kTxs);
+  EXPECT_EQ(last.tx_count, kBlockTxs);
+
+  // Independent: the state root of a fresh replay, every leaf hashed from scratch.
+  StreamReplayer replay(21);
+  replay.run_to(kTxs);
+  store::StateRoot full;
+  full.touch_all(replay.engine());
+  EXPECT_EQ(full.compute(replay.engine()), last.state_root);
+
+  // The tx root of the last block: the hash chain over its txs.
+  StreamReplayer again(21);
+  store::Hash32 chain{};
+  for (uint64_t i = 1; i <= kTxs; ++i) {
+    const Tx tx = again.step();
+    if (i <= kTxs - kBlockTxs) continue;
+    const store::TxHash h = store::tx_hash(tx, kChain);
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, nullptr, 0, 32);
+    crypto_generichash_update(&st, chain.data(), 32);
+    crypto_generichash_update(&st, h.data(), h.size());
+    crypto_generichash_final(&st, chain.data(), 32);
+  }
+  EXPECT_EQ(chain, last.tx_root);
+}
+
+TEST(Commit, blocks_log_chains_every_commitment_and_survives_a_torn_tail) {
+  TempDir dir;
+  {
+    StreamReplayer seqr(22);
+    store::Committer committer(dir.path(), std::make_unique<Engine>(), kChain);
+    ASSERT_TRUE(committer.start().ok());
+    for (uint64_t i = 1; i <= 3000; ++i) {
+      committer.push(seqr.step());
+      if (i % 300 == 0) committer.seal(i / 300, static_cast<int64_t>(i));
+    }
+  }
+  std::vector<store::BlockCommitment> blocks;
+  ASSERT_TRUE(store::read_commitments(dir.path(), blocks).ok());
+  ASSERT_EQ(blocks.size(), 10u);
+  store::Hash32 prev{};
+  for (const auto& c : blocks) {
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, nullptr, 0, 32);
+    crypto_generichash_update(&st, prev.data(), 32);
+    crypto_generichash_update(&st, reinterpret_cast<const unsigned char*>(&c.block), 8);
+    crypto_generichash_update(&st, reinterpret_cast<const unsigned char*>(&c.first_seq), 8);
+    crypto_generichash_update(&st, reinterpret_cast<const unsigned char*>(&c.last_seq), 8);
+    crypto_generichash_update(&st, c.tx_root.data(), 32);
+    crypto_generichash_update(&st, c.state_root.data(), 32);
+    store::Hash32 expect;
+    crypto_generichash_final(&st, expect.data(), 32);
+    EXPECT_EQ(expect, c.commitment) << "block " << c.block;
+    prev = c.commitment;
+  }
+  const std::string log = dir.path() + "/blocks.log";
+  ASSERT_TRUE(store::truncate_file(log, std::filesystem::file_size(log) - 10).ok());
+  ASSERT_TRUE(store::read_commitments(dir.path(), blocks).ok());
+  EXPECT_EQ(blocks.size(), 9u);  // the torn record is dropped (and cut off the file)
+}
+
+TEST(Commit, tx_hash_is_80_hex_and_ignores_the_sequencers_fields) {
+  TxBuilder b;
+  Tx a = b.limit(7, 3, 0, false, 300000, 10);
+  Tx c = a;
+  c.h.seq = 999;
+  c.h.time_ns = 1;
+  c.h.block = 5;
+  const auto ha = store::tx_hash(a, kChain);
+  EXPECT_EQ(store::to_hex(ha.data(), ha.size()).size(), 80u);
+  EXPECT_EQ(ha, store::tx_hash(c, kChain));
+  c.order.price += 1;
+  EXPECT_NE(ha, store::tx_hash(c, kChain));
+  EXPECT_NE(ha, store::tx_hash(a, 300));  // another chain id
+}
+
+}  // namespace
+}  // namespace tachyon::testing
