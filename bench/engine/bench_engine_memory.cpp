@@ -86,11 +86,11 @@ void print_sizes(size_t orders, size_t accounts) {
   std::printf("## Sizes\n\n| item | bytes |\n|---|---|\n");
   std::printf("| sizeof(Order) (pool slot) | %zu |\n", sizeof(Order));
   std::printf("| free list + expiry heap entry per pool slot | %zu |\n", 2 * sizeof(uint32_t));
+  std::printf("| order index map (OrderIndexMap ring, 2 cells) per reserved order | %.1f |\n",
+              order_map);
   std::printf(
-      "| order index map (OrderIndexMap ring, 2 cells) per reserved order | %.1f |\n",
-      order_map);
-  std::printf(
-      "| client order index map (flat_hash_map<CoiKey, uint32_t>) per live order with one | %.1f |\n",
+      "| client order index map (flat_hash_map<CoiKey, uint32_t>) per live order with one | %.1f "
+      "|\n",
       coi_map);
   std::printf("| **per order slot, reserved up front** | **%.0f** |\n",
               sizeof(Order) + 8 + order_map + coi_map);

@@ -69,9 +69,8 @@ uint64_t Engine::state_hash() const {
   StableHasher h;
   h.add(next_order_index_);
   h.add(next_sub_account_);
-  h.add(next_trade_id_);
-  h.add(last_seq_);
-  h.add(last_block_);
+  h.add(next_trade_id_);  // last_seq_ / last_block_ are bookkeeping, not state: a refused tx
+                          // advances them and must leave the hash alone
   h.add_i(operator_nonce_);
   h.add_i(total_deposits_);
   h.add_i(total_withdrawals_);
