@@ -11,8 +11,18 @@ inline bool before(bool is_ask, Ticks a, Ticks b) { return is_ask ? a > b : a < 
 
 size_t OrderBook::find(bool is_ask, Ticks price, bool& found) const {
   const std::vector<Ticks>& px = is_ask ? ask_prices_ : bid_prices_;
-  // Most orders land near the touch: scan a few levels from the back, then binary search.
   const size_t n = px.size();
+  // Near the touch a book is dense (a level at every tick): guess the index from the distance
+  // to the best price and check it; one load when the guess holds.
+  if (n > 0) {
+    const Ticks dist = is_ask ? price - px[n - 1] : px[n - 1] - price;
+    if (dist >= 0 && static_cast<size_t>(dist) < n &&
+        px[n - 1 - static_cast<size_t>(dist)] == price) {
+      found = true;
+      return n - 1 - static_cast<size_t>(dist);
+    }
+  }
+  // Otherwise scan a few levels from the back, then binary search.
   const size_t scan = n < 16 ? n : 16;
   for (size_t k = 0; k < scan; ++k) {
     const size_t i = n - 1 - k;
