@@ -12,30 +12,19 @@ inline bool before(bool is_ask, Ticks a, Ticks b) { return is_ask ? a > b : a < 
 size_t OrderBook::find(bool is_ask, Ticks price, bool& found) const {
   const std::vector<Ticks>& px = is_ask ? ask_prices_ : bid_prices_;
   const size_t n = px.size();
-  // Near the touch a book is dense (a level at every tick): guess the index from the distance
-  // to the best price and check it; one load when the guess holds.
-  if (n > 0) {
-    const Ticks dist = is_ask ? price - px[n - 1] : px[n - 1] - price;
-    if (dist >= 0 && static_cast<size_t>(dist) < n &&
-        px[n - 1 - static_cast<size_t>(dist)] == price) {
-      found = true;
-      return n - 1 - static_cast<size_t>(dist);
-    }
+  found = false;
+  if (n == 0) return 0;
+  // Prices are integers, so at most dist + 1 levels lie between `price` and the best price
+  // (inclusive): the level, or its insertion point, is at index >= n - 1 - dist. Near the touch a
+  // book is dense and the first probe is the answer; otherwise the search is over that tail only.
+  const Ticks dist = is_ask ? price - px[n - 1] : px[n - 1] - price;
+  if (dist < 0) return n;  // better than the best: a new best level
+  const size_t lo = static_cast<size_t>(dist) < n ? n - 1 - static_cast<size_t>(dist) : 0;
+  if (px[lo] == price) {
+    found = true;
+    return lo;
   }
-  // Otherwise scan a few levels from the back, then binary search.
-  const size_t scan = n < 16 ? n : 16;
-  for (size_t k = 0; k < scan; ++k) {
-    const size_t i = n - 1 - k;
-    if (px[i] == price) {
-      found = true;
-      return i;
-    }
-    if (before(is_ask, px[i], price)) {
-      found = false;
-      return i + 1;
-    }
-  }
-  auto it = std::lower_bound(px.begin(), px.begin() + static_cast<std::ptrdiff_t>(n - scan), price,
+  auto it = std::lower_bound(px.begin() + static_cast<std::ptrdiff_t>(lo), px.end(), price,
                              [is_ask](Ticks l, Ticks p) { return before(is_ask, l, p); });
   found = it != px.end() && *it == price;
   return static_cast<size_t>(it - px.begin());
