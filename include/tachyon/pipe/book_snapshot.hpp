@@ -1,0 +1,30 @@
+#pragma once
+// BookSnapshot: an immutable view of one market's book that the apply thread publishes (through
+// Published<BookSnapshot>) after each batch that changed the market; api workers read it without
+// locks. Full depth as sorted level arrays, best first, plus the WS continuity counters.
+#include <cstdint>
+#include <vector>
+
+#include "tachyon/core/units.hpp"
+
+namespace tachyon::pipe {
+
+struct PriceLevel {
+  Ticks price;
+  Lots size;
+  uint32_t orders;
+};
+
+struct BookSnapshot {
+  MarketId market = 0;
+  uint64_t nonce = 0;            // increases with every published change (WS `nonce`)
+  uint64_t begin_nonce = 0;      // the previous snapshot's nonce (WS `begin_nonce`)
+  int64_t engine_ts_ns = 0;      // when the sequencer executed the last change in it
+  std::vector<PriceLevel> bids;  // best (highest) first
+  std::vector<PriceLevel> asks;  // best (lowest) first
+
+  const PriceLevel* best_bid() const { return bids.empty() ? nullptr : &bids.front(); }
+  const PriceLevel* best_ask() const { return asks.empty() ? nullptr : &asks.front(); }
+};
+
+}  // namespace tachyon::pipe
