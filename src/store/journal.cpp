@@ -287,15 +287,17 @@ void Journal::writer_loop() {
       return;
     }
     segment_size_ += writing_.size();
+    std::function<void(uint64_t)> on_durable;
     {
       std::lock_guard lk(mu_);
       ++stats_.commits;
       stats_.records += last - first + 1;
       stats_.bytes += writing_.size();
+      if (on_durable_) on_durable = on_durable_;
     }
     writing_.clear();
     if (cfg_.durability != Durability::kNone) durable_seq_.store(last, std::memory_order_release);
-    if (on_durable_) on_durable_(last);
+    if (on_durable) on_durable(last);
     { std::lock_guard lk(mu_); }  // pairs with wait_durable's predicate check
     durable_cv_.notify_all();
   }

@@ -72,8 +72,12 @@ class Journal {
   uint64_t durable_seq() const { return durable_seq_.load(std::memory_order_acquire); }
   // Waits until durable_seq() >= seq; false if the journal failed (then durable_seq stops).
   bool wait_durable(uint64_t seq);
-  // Called on the writer thread after each group commit with the new durable seq.
-  void set_on_durable(std::function<void(uint64_t)> cb) { on_durable_ = std::move(cb); }
+  // Called on the writer thread after each group commit with the new durable seq. May be set
+  // at any time (the writer picks it up under the lock at its next commit).
+  void set_on_durable(std::function<void(uint64_t)> cb) {
+    std::lock_guard lk(mu_);
+    on_durable_ = std::move(cb);
+  }
   // Flushes everything and stops the writer thread.
   void close();
   // Deletes segments wholly covered by a snapshot at `seq`.

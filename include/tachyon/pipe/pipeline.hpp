@@ -1,0 +1,147 @@
+#pragma once
+// The hot path (ARCHITECTURE.md): api workers -> one SPSC ring per worker -> the sequencer thread
+// (stamps seq/block/time, executes on the engine, journals, hands txs to the committer) -> one
+// SPSC ring of state updates -> the apply thread (read-side book caches, one immutable
+// BookSnapshot per changed market per batch, tx results routed back to the submitting worker's
+// result ring once the journal made them durable).
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "tachyon/engine/engine.hpp"
+#include "tachyon/pipe/book_snapshot.hpp"
+#include "tachyon/pipe/published.hpp"
+#include "tachyon/pipe/spsc_ring.hpp"
+#include "tachyon/pipe/wait.hpp"
+#include "tachyon/store/commit.hpp"
+#include "tachyon/store/journal.hpp"
+
+namespace tachyon::pipe {
+
+struct PipelineConfig {
+  uint32_t workers = 2;
+  size_t ingress_capacity = 4096;  // per worker
+  size_t apply_capacity = 1 << 16;
+  size_t result_capacity = 8192;  // per worker
+  size_t drain_limit = 256;       // items per ring per loop round
+  WaitStrategy wait = WaitStrategy::kSpinThenPark;
+  uint32_t block_max_txs = 1000;
+  uint32_t block_interval_ms = 100;
+  uint32_t max_readers = 16;  // reader threads per book snapshot
+};
+
+struct Ingress {
+  Tx tx;
+  uint64_t cookie;  // the worker's handle for the reply
+  int64_t t_recv_ns;
+};
+
+struct Result {
+  uint64_t cookie;
+  uint64_t seq;
+  OrderIndex order_index;
+  Reject reject;
+  int64_t t_recv_ns;
+  int64_t t_exec_ns;     // the engine executed it (sequencer clock)
+  int64_t t_applied_ns;  // the apply thread routed it (durable by then)
+};
+
+class Pipeline {
+ public:
+  // journal and committer may be null (tests and benchmarks without durability).
+  Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine, store::Journal* journal,
+           store::Committer* committer);
+  ~Pipeline();
+  void start();
+  // Drains every ring, routes the last results, joins the threads.
+  void stop();
+
+  // Api worker `w` (one thread per worker). False when the ring is full: answer "busy".
+  bool submit(uint32_t w, const Tx& tx, uint64_t cookie, int64_t t_recv_ns);
+  template <typename F>
+  size_t poll_results(uint32_t w, F&& f, size_t limit = 256) {
+    return results_[w]->drain(f, limit);
+  }
+  Doorbell& result_bell(uint32_t w) { return *result_bells_[w]; }
+
+  // Readers (any thread): the current snapshot of a market's book.
+  Published<BookSnapshot>& book(MarketId m) { return *books_[m]; }
+  uint64_t applied_seq() const { return applied_seq_.load(std::memory_order_acquire); }
+  // The sequencer's engine: only while stopped.
+  const Engine& engine() const { return *engine_; }
+
+  struct Stats {
+    uint64_t ring_full = 0;  // submits refused
+    uint64_t apply_batches = 0;
+    uint64_t snapshots = 0;
+  };
+  Stats stats() const;
+
+ private:
+  struct ApplyItem {
+    StateUpdate u;
+    uint32_t worker;
+    uint64_t cookie;
+    int64_t t_recv_ns;
+  };
+  struct Side {
+    std::vector<PriceLevel> levels;  // best first
+  };
+  struct BookCache {
+    Side bids, asks;
+    uint64_t nonce = 0;
+    int64_t engine_ts_ns = 0;
+    bool changed = false;
+  };
+  struct Resting {
+    MarketId market;
+    bool is_ask;
+    Ticks price;
+    Lots remaining;
+  };
+  struct Pending {
+    uint32_t worker;
+    Result r;
+  };
+  class RingSink;
+
+  void sequencer_loop();
+  void apply_loop();
+  void apply(const ApplyItem& it);
+  void level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders);
+  void publish_changed();
+  size_t release_results();
+  bool ingress_pending() const;
+
+  PipelineConfig cfg_;
+  std::unique_ptr<Engine> engine_;
+  store::Journal* journal_;
+  store::Committer* committer_;
+  std::vector<std::unique_ptr<SpscRing<Ingress>>> ingress_;
+  std::unique_ptr<SpscRing<ApplyItem>> apply_ring_;
+  std::vector<std::unique_ptr<SpscRing<Result>>> results_;
+  std::vector<std::unique_ptr<Doorbell>> result_bells_;
+  Doorbell seq_bell_, apply_bell_;
+  std::vector<std::unique_ptr<Published<BookSnapshot>>> books_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> sequencer_done_{false};
+  std::atomic<uint64_t> applied_seq_{0};
+  std::atomic<uint64_t> ring_full_{0}, apply_batches_{0}, snapshots_{0};
+  // apply thread only
+  std::vector<BookCache> caches_;
+  absl::flat_hash_map<OrderIndex, Resting> resting_;
+  std::deque<Pending> pending_;
+  std::vector<MarketId> changed_;
+  // sequencer thread only
+  uint64_t block_ = 1;
+  uint32_t txs_in_block_ = 0;
+  int64_t block_start_ns_ = 0;
+  std::thread sequencer_, applier_;
+};
+
+}  // namespace tachyon::pipe

@@ -1,0 +1,92 @@
+#pragma once
+// How a busy thread waits when it found no work (ARCHITECTURE.md "Threads on a small machine").
+//   spin:            busy-poll (production, a dedicated core);
+//   spin_then_park:  poll a bounded number of rounds, then sleep on a futex until a producer
+//                    rings the doorbell (the default: two spinning threads starve a 2-core box);
+//   park:            sleep as soon as there is nothing to do.
+// A Doorbell is the futex word: producers ring() after publishing work; ring() costs one load
+// when nobody sleeps.
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <x86intrin.h>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "tachyon/pipe/spsc_ring.hpp"
+
+namespace tachyon::pipe {
+
+enum class WaitStrategy : uint8_t { kSpin, kSpinThenPark, kPark };
+
+inline bool parse_wait_strategy(const std::string& s, WaitStrategy& out) {
+  if (s == "spin")
+    out = WaitStrategy::kSpin;
+  else if (s == "spin_then_park")
+    out = WaitStrategy::kSpinThenPark;
+  else if (s == "park")
+    out = WaitStrategy::kPark;
+  else
+    return false;
+  return true;
+}
+
+class Doorbell {
+ public:
+  // Producer side: after making work visible.
+  void ring() {
+    if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
+    seq_.fetch_add(1, std::memory_order_seq_cst);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&seq_), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
+            nullptr, 0);
+  }
+  // Consumer side: `has_work` is re-checked after announcing the sleep, so a ring between the
+  // check and the futex call is never lost. Sleeps at most timeout_us.
+  template <typename HasWork>
+  void sleep(HasWork&& has_work, long timeout_us) {
+    const uint32_t seen = seq_.load(std::memory_order_seq_cst);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (!has_work()) {
+      timespec ts{timeout_us / 1'000'000, (timeout_us % 1'000'000) * 1000};
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(&seq_), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr,
+              0);
+    }
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+ private:
+  alignas(kFalseSharingRange) std::atomic<uint32_t> seq_{0};
+  alignas(kFalseSharingRange) std::atomic<uint32_t> sleepers_{0};
+};
+
+// The idle policy of one agent loop.
+class Idler {
+ public:
+  Idler(WaitStrategy s, Doorbell& bell, uint32_t spin_rounds = 20'000)
+      : s_(s), bell_(bell), spins_(spin_rounds) {}
+  // Call with how much work the last round did; may sleep until the doorbell rings.
+  template <typename HasWork>
+  void idle(size_t work_done, HasWork&& has_work) {
+    if (work_done > 0) {
+      idle_rounds_ = 0;
+      return;
+    }
+    if (s_ == WaitStrategy::kSpin ||
+        (s_ == WaitStrategy::kSpinThenPark && ++idle_rounds_ < spins_)) {
+      _mm_pause();
+      return;
+    }
+    bell_.sleep(has_work, 1000);  // bounded: a lost wake-up costs at most 1 ms
+    idle_rounds_ = 0;
+  }
+
+ private:
+  WaitStrategy s_;
+  Doorbell& bell_;
+  uint32_t spins_;
+  uint32_t idle_rounds_ = 0;
+};
+
+}  // namespace tachyon::pipe

@@ -1,0 +1,265 @@
+#include "tachyon/pipe/pipeline.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace tachyon::pipe {
+
+namespace {
+int64_t realtime_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+// Position of a price in a side kept best first.
+size_t level_pos(const std::vector<PriceLevel>& v, bool is_ask, Ticks price) {
+  return static_cast<size_t>(std::lower_bound(v.begin(), v.end(), price,
+                                              [is_ask](const PriceLevel& l, Ticks p) {
+                                                return is_ask ? l.price < p : l.price > p;
+                                              }) -
+                             v.begin());
+}
+}  // namespace
+
+// Sequencer thread: every update the engine emits goes into the apply ring, tagged with the
+// submitting worker and cookie. A full ring waits for the apply thread (it never waits on us).
+class Pipeline::RingSink final : public UpdateSink {
+ public:
+  explicit RingSink(Pipeline& p) : p_(p) {}
+  void on_update(const StateUpdate& u) override {
+    ApplyItem it{u, worker, cookie, t_recv_ns};
+    while (!p_.apply_ring_->try_push(it)) {
+      p_.apply_bell_.ring();
+      _mm_pause();
+    }
+  }
+  uint32_t worker = 0;
+  uint64_t cookie = 0;
+  int64_t t_recv_ns = 0;
+
+ private:
+  Pipeline& p_;
+};
+
+Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
+                   store::Journal* journal, store::Committer* committer)
+    : cfg_(cfg), engine_(std::move(engine)), journal_(journal), committer_(committer) {
+  for (uint32_t w = 0; w < cfg.workers; ++w) {
+    ingress_.push_back(std::make_unique<SpscRing<Ingress>>(cfg.ingress_capacity));
+    results_.push_back(std::make_unique<SpscRing<Result>>(cfg.result_capacity));
+    result_bells_.push_back(std::make_unique<Doorbell>());
+  }
+  apply_ring_ = std::make_unique<SpscRing<ApplyItem>>(cfg.apply_capacity);
+  caches_.resize(kMaxMarkets);
+  for (int m = 0; m < kMaxMarkets; ++m)
+    books_.push_back(std::make_unique<Published<BookSnapshot>>(cfg.max_readers));
+  resting_.reserve(1 << 16);
+  block_ = engine_->last_block() + 1;
+  // The read side starts from the engine's current books.
+  for (int m = 0; m < kMaxMarkets; ++m) {
+    const Market* mk = engine_->market(static_cast<MarketId>(m));
+    if (mk == nullptr) continue;
+    caches_[m].changed = true;  // every market starts with a published (maybe empty) snapshot
+    changed_.push_back(static_cast<MarketId>(m));
+    for (int side = 0; side < 2; ++side) {
+      for (size_t i = 0; i < mk->book.level_count(side); ++i) {
+        const Level& l = mk->book.level(side, i);
+        for (uint32_t s = l.head; s != kNoSlot; s = engine_->orders()[s].next) {
+          const Order& o = engine_->orders()[s];
+          resting_.emplace(o.order_index, Resting{o.market, o.is_ask != 0, o.price, o.remaining});
+          level_add(o.market, side, o.price, o.remaining, 1);
+        }
+      }
+    }
+  }
+  publish_changed();
+}
+
+Pipeline::~Pipeline() { stop(); }
+
+void Pipeline::start() {
+  // A journal commit wakes the apply thread: results waiting on durability can go.
+  if (journal_ != nullptr) journal_->set_on_durable([this](uint64_t) { apply_bell_.ring(); });
+  sequencer_ = std::thread([this] { sequencer_loop(); });
+  applier_ = std::thread([this] { apply_loop(); });
+}
+
+void Pipeline::stop() {
+  if (!sequencer_.joinable()) return;
+  stop_.store(true, std::memory_order_release);
+  seq_bell_.ring();
+  sequencer_.join();
+  apply_bell_.ring();
+  applier_.join();
+}
+
+bool Pipeline::submit(uint32_t w, const Tx& tx, uint64_t cookie, int64_t t_recv_ns) {
+  if (!ingress_[w]->try_push(Ingress{tx, cookie, t_recv_ns})) {
+    ring_full_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  seq_bell_.ring();
+  return true;
+}
+
+bool Pipeline::ingress_pending() const {
+  for (const auto& r : ingress_)
+    if (r->size_approx() > 0) return true;
+  return false;
+}
+
+void Pipeline::sequencer_loop() {
+  RingSink sink(*this);
+  Idler idler(cfg_.wait, seq_bell_);
+  const int64_t interval_ns = int64_t{cfg_.block_interval_ms} * 1'000'000;
+  for (;;) {
+    size_t work = 0;
+    for (uint32_t w = 0; w < cfg_.workers; ++w) {  // fair: each ring gets at most drain_limit
+      work += ingress_[w]->drain(
+          [&](const Ingress& in) {
+            Tx tx = in.tx;
+            tx.h.seq = engine_->last_seq() + 1;
+            tx.h.block = block_;
+            tx.h.time_ns = realtime_ns();
+            sink.worker = w;
+            sink.cookie = in.cookie;
+            sink.t_recv_ns = in.t_recv_ns;
+            engine_->execute(tx, sink);
+            if (journal_ != nullptr) journal_->append(tx);
+            if (committer_ != nullptr) committer_->push(tx);
+            if (txs_in_block_++ == 0) block_start_ns_ = tx.h.time_ns;
+            if (txs_in_block_ >= cfg_.block_max_txs) {
+              if (committer_ != nullptr) committer_->seal(block_, tx.h.time_ns);
+              ++block_;
+              txs_in_block_ = 0;
+            }
+          },
+          cfg_.drain_limit);
+    }
+    if (work > 0) apply_bell_.ring();
+    if (txs_in_block_ > 0 && realtime_ns() - block_start_ns_ >= interval_ns) {
+      if (committer_ != nullptr) committer_->seal(block_, realtime_ns());
+      ++block_;
+      txs_in_block_ = 0;
+    }
+    if (work == 0 && stop_.load(std::memory_order_acquire) && !ingress_pending()) break;
+    idler.idle(work, [&] { return ingress_pending() || stop_.load(); });
+  }
+  if (txs_in_block_ > 0 && committer_ != nullptr) committer_->seal(block_++, realtime_ns());
+  sequencer_done_.store(true, std::memory_order_release);
+}
+
+void Pipeline::level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders) {
+  BookCache& c = caches_[m];
+  auto& v = (is_ask ? c.asks : c.bids).levels;
+  const size_t i = level_pos(v, is_ask, price);
+  if (i == v.size() || v[i].price != price)
+    v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), PriceLevel{price, 0, 0});
+  v[i].size += size;
+  v[i].orders = static_cast<uint32_t>(static_cast<int>(v[i].orders) + orders);
+  if (v[i].orders == 0) v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
+  if (!c.changed) {
+    c.changed = true;
+    changed_.push_back(m);
+  }
+}
+
+void Pipeline::apply(const ApplyItem& it) {
+  const StateUpdate& u = it.u;
+  switch (u.type) {
+    case UpdateType::kOrderAdded: {
+      const OrderUpdate& o = u.order;
+      resting_[o.order_index] = Resting{o.market, o.is_ask != 0, o.price, o.remaining};
+      level_add(o.market, o.is_ask, o.price, o.remaining, 1);
+      caches_[o.market].engine_ts_ns = u.time_ns;
+      break;
+    }
+    case UpdateType::kOrderReduced:
+    case UpdateType::kOrderRemoved: {
+      auto r = resting_.find(u.order.order_index);
+      if (r == resting_.end()) break;  // a taker that never rested
+      const Lots gone =
+          r->second.remaining - (u.type == UpdateType::kOrderRemoved ? 0 : u.order.remaining);
+      level_add(r->second.market, r->second.is_ask, r->second.price, -gone,
+                u.type == UpdateType::kOrderRemoved ? -1 : 0);
+      caches_[r->second.market].engine_ts_ns = u.time_ns;
+      if (u.type == UpdateType::kOrderRemoved) {
+        resting_.erase(r);
+      } else {
+        r->second.remaining = u.order.remaining;
+      }
+      break;
+    }
+    case UpdateType::kTxResult: {
+      const TxResultUpdate& t = u.result;
+      pending_.push_back(Pending{it.worker, Result{it.cookie, t.seq, t.order_index, t.reject,
+                                                   it.t_recv_ns, u.time_ns, 0}});
+      applied_seq_.store(t.seq, std::memory_order_release);
+      break;
+    }
+    default: break;  // accounts, marks, markets: read-side views of later issues
+  }
+}
+
+void Pipeline::publish_changed() {
+  for (MarketId m : changed_) {
+    BookCache& c = caches_[m];
+    c.changed = false;
+    auto s = std::make_unique<BookSnapshot>();
+    s->market = m;
+    s->begin_nonce = c.nonce;
+    s->nonce = ++c.nonce;
+    s->engine_ts_ns = c.engine_ts_ns;
+    s->bids = c.bids.levels;
+    s->asks = c.asks.levels;
+    books_[m]->publish(std::move(s));
+    snapshots_.fetch_add(1, std::memory_order_relaxed);
+  }
+  changed_.clear();
+}
+
+// Results leave only once durable (per the journal's setting), in seq order.
+size_t Pipeline::release_results() {
+  const uint64_t durable = journal_ != nullptr ? journal_->durable_seq() : UINT64_MAX;
+  size_t n = 0;
+  const int64_t now = realtime_ns();
+  while (!pending_.empty() && pending_.front().r.seq <= durable) {
+    Pending& p = pending_.front();
+    p.r.t_applied_ns = now;
+    if (!results_[p.worker]->try_push(p.r)) break;  // the worker is slow: keep it, retry
+    result_bells_[p.worker]->ring();
+    pending_.pop_front();
+    ++n;
+  }
+  return n;
+}
+
+void Pipeline::apply_loop() {
+  Idler idler(cfg_.wait, apply_bell_);
+  for (;;) {
+    const size_t n = apply_ring_->drain([&](const ApplyItem& it) { apply(it); }, 4096);
+    if (n > 0) {
+      publish_changed();
+      apply_batches_.fetch_add(1, std::memory_order_relaxed);
+    }
+    for (auto& b : books_) b->collect();
+    const size_t routed = release_results();
+    if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
+        apply_ring_->size_approx() == 0) {
+      if (pending_.empty()) break;
+      if (journal_ != nullptr) journal_->wait_durable(pending_.back().r.seq);
+      continue;
+    }
+    idler.idle(n + routed, [&] {
+      return apply_ring_->size_approx() > 0 ||
+             (!pending_.empty() &&
+              (journal_ == nullptr || pending_.front().r.seq <= journal_->durable_seq()));
+    });
+  }
+}
+
+Pipeline::Stats Pipeline::stats() const {
+  return Stats{ring_full_.load(), apply_batches_.load(), snapshots_.load()};
+}
+
+}  // namespace tachyon::pipe
