@@ -61,10 +61,12 @@ class Doorbell {
   alignas(kFalseSharingRange) std::atomic<uint32_t> sleepers_{0};
 };
 
-// The idle policy of one agent loop.
+// The idle policy of one agent loop. A pause is ~40-140 cycles depending on the CPU, so the
+// default 256 rounds spin for roughly 5-15 µs before parking: long enough to catch a burst,
+// short enough that on a 2-core machine the spinning threads do not starve the others.
 class Idler {
  public:
-  Idler(WaitStrategy s, Doorbell& bell, uint32_t spin_rounds = 20'000)
+  Idler(WaitStrategy s, Doorbell& bell, uint32_t spin_rounds = 256)
       : s_(s), bell_(bell), spins_(spin_rounds) {}
   // Call with how much work the last round did; may sleep until the doorbell rings.
   template <typename HasWork>
