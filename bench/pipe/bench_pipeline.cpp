@@ -41,7 +41,8 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
   p.max_orders_per_account = 1 << 20;
   uint64_t seq = 0;
   std::vector<Tx> genesis = {b.create_market(0, p, 300000)};
-  for (AccountIndex a = 100; a < 110; ++a) genesis.push_back(b.deposit(a, 1'000'000'000 * kUsdcScale));
+  for (AccountIndex a = 100; a < 110; ++a)
+    genesis.push_back(b.deposit(a, 1'000'000'000 * kUsdcScale));
   std::unique_ptr<store::Journal> journal;
   store::JournalConfig jc{dir, d};
   if (!store::Journal::open(jc, 1, journal).ok()) std::abort();
@@ -66,7 +67,8 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
     if (sent < n && now_ns() >= due) {
       const AccountIndex a = 100 + sent % 10;
       const bool ask = (sent / 10) % 2;
-      const Tx tx = b.limit(a, nonce[a - 100], 0, ask, 300000 + (ask ? 1 : -1) * static_cast<Ticks>(1 + sent % 50), 1);
+      const Tx tx = b.limit(a, nonce[a - 100], 0, ask,
+                            300000 + (ask ? 1 : -1) * static_cast<Ticks>(1 + sent % 50), 1);
       if (pl.submit(0, tx, sent, due)) {
         ++nonce[a - 100];
         ++sent;
@@ -74,11 +76,13 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
         ++busy;
       }
     }
-    const size_t n_got = pl.poll_results(0, [&](const pipe::Result& r) { lat.push_back(now_ns() - r.t_recv_ns); });
+    const size_t n_got =
+        pl.poll_results(0, [&](const pipe::Result& r) { lat.push_back(now_ns() - r.t_recv_ns); });
     got += n_got;
     // Like an api worker in epoll: sleep until a result arrives or the next submit is due.
     if (n_got == 0) {
-      const int64_t wait_us = sent < n ? (t0 + static_cast<int64_t>(sent) * gap - now_ns()) / 1000 : 1000;
+      const int64_t wait_us =
+          sent < n ? (t0 + static_cast<int64_t>(sent) * gap - now_ns()) / 1000 : 1000;
       if (wait_us > 2) {
         pl.result_bell(0).sleep([&] { return false; }, wait_us);
       }
@@ -87,7 +91,9 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
   pl.stop();
   journal->close();
   std::sort(lat.begin(), lat.end());
-  auto at = [&](double q) { return lat[std::min(lat.size() - 1, static_cast<size_t>(q * lat.size()))] / 1e3; };
+  auto at = [&](double q) {
+    return lat[std::min(lat.size() - 1, static_cast<size_t>(q * lat.size()))] / 1e3;
+  };
   std::filesystem::remove_all(dir);
   return {at(0.5), at(0.99), at(0.999), lat.back() / 1e3, busy};
 }
@@ -97,18 +103,22 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
 int main(int argc, char** argv) {
   const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200'000;
   const double rate = argc > 2 ? std::atof(argv[2]) : 50'000;
-  std::printf("## submit -> result, one worker, %.0f orders/s offered, %llu orders per row (µs)\n\n", rate,
-              static_cast<unsigned long long>(n));
-  std::printf("| durability | wait strategy | p50 | p99 | p99.9 | max | busy answers |\n|---|---|---|---|---|---|---|\n");
-  const std::pair<store::Durability, const char*> modes[] = {
-      {store::Durability::kNone, "none"}, {store::Durability::kWrite, "write"}, {store::Durability::kFsync, "fsync"}};
-  const std::pair<pipe::WaitStrategy, const char*> waits[] = {{pipe::WaitStrategy::kSpinThenPark, "spin_then_park"},
-                                                               {pipe::WaitStrategy::kPark, "park"}};
+  std::printf(
+      "## submit -> result, one worker, %.0f orders/s offered, %llu orders per row (µs)\n\n", rate,
+      static_cast<unsigned long long>(n));
+  std::printf(
+      "| durability | wait strategy | p50 | p99 | p99.9 | max | busy answers "
+      "|\n|---|---|---|---|---|---|---|\n");
+  const std::pair<store::Durability, const char*> modes[] = {{store::Durability::kNone, "none"},
+                                                             {store::Durability::kWrite, "write"},
+                                                             {store::Durability::kFsync, "fsync"}};
+  const std::pair<pipe::WaitStrategy, const char*> waits[] = {
+      {pipe::WaitStrategy::kSpinThenPark, "spin_then_park"}, {pipe::WaitStrategy::kPark, "park"}};
   for (auto [d, dn] : modes) {
     for (auto [w, wn] : waits) {
       const Row r = run(d, w, n, rate);
-      std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %llu |\n", dn, wn, r.p50, r.p99, r.p999, r.max,
-                  static_cast<unsigned long long>(r.busy));
+      std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %llu |\n", dn, wn, r.p50, r.p99, r.p999,
+                  r.max, static_cast<unsigned long long>(r.busy));
     }
   }
   return 0;

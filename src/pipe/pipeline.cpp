@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "tachyon/pipe/placement.hpp"
+
 namespace tachyon::pipe {
 
 namespace {
@@ -109,6 +111,11 @@ bool Pipeline::ingress_pending() const {
 }
 
 void Pipeline::sequencer_loop() {
+  {
+    const Placement pl = place_this_thread("sequencer", cfg_.sequencer_core, cfg_.fifo_priority);
+    std::lock_guard lk(placement_mu_);
+    placement_ += pl.report + "; ";
+  }
   RingSink sink(*this);
   Idler idler(cfg_.wait, seq_bell_);
   const int64_t interval_ns = int64_t{cfg_.block_interval_ms} * 1'000'000;
@@ -235,6 +242,11 @@ size_t Pipeline::release_results() {
 }
 
 void Pipeline::apply_loop() {
+  {
+    const Placement pl = place_this_thread("apply", cfg_.apply_core, cfg_.fifo_priority);
+    std::lock_guard lk(placement_mu_);
+    placement_ += pl.report + "; ";
+  }
   Idler idler(cfg_.wait, apply_bell_);
   for (;;) {
     const size_t n = apply_ring_->drain([&](const ApplyItem& it) { apply(it); }, 4096);
@@ -256,6 +268,11 @@ void Pipeline::apply_loop() {
               (journal_ == nullptr || pending_.front().r.seq <= journal_->durable_seq()));
     });
   }
+}
+
+std::string Pipeline::placement_report() const {
+  std::lock_guard lk(placement_mu_);
+  return placement_;
 }
 
 Pipeline::Stats Pipeline::stats() const {

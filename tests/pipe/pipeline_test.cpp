@@ -59,6 +59,8 @@ TEST(Pipeline, two_workers_get_every_result_once_after_it_is_durable_and_state_r
   pipe::PipelineConfig pc;
   pc.workers = 2;
   pc.ingress_capacity = 256;
+  pc.sequencer_core = 0;  // placement is exercised here too; refusals only degrade
+  pc.apply_core = 1;
   pipe::Pipeline p(pc, std::move(engine), journal.get(), nullptr);
   p.start();
   std::atomic<uint64_t> bad{0};
@@ -98,6 +100,8 @@ TEST(Pipeline, two_workers_get_every_result_once_after_it_is_durable_and_state_r
   w0.join();
   w1.join();
   p.stop();
+  EXPECT_NE(p.placement_report().find("sequencer:"), std::string::npos);
+  EXPECT_NE(p.placement_report().find("apply:"), std::string::npos);
   EXPECT_EQ(bad.load(), 0u);
   EXPECT_EQ(p.engine().last_seq(), 21 + 2 * kPerWorker);
   EXPECT_EQ(p.engine().validate(), "");

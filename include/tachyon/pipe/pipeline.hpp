@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -33,6 +35,9 @@ struct PipelineConfig {
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
   uint32_t max_readers = 16;  // reader threads per book snapshot
+  int sequencer_core = -1;    // -1: unpinned
+  int apply_core = -1;
+  int fifo_priority = 0;  // 0: normal scheduling
 };
 
 struct Ingress {
@@ -81,6 +86,8 @@ class Pipeline {
     uint64_t snapshots = 0;
   };
   Stats stats() const;
+  // What thread placement did and what it was refused (both threads report when they start).
+  std::string placement_report() const;
 
  private:
   struct ApplyItem {
@@ -142,6 +149,8 @@ class Pipeline {
   uint32_t txs_in_block_ = 0;
   int64_t block_start_ns_ = 0;
   std::thread sequencer_, applier_;
+  mutable std::mutex placement_mu_;
+  std::string placement_;
 };
 
 }  // namespace tachyon::pipe

@@ -1,0 +1,31 @@
+#pragma once
+// Thread placement for the hot threads: the machine's shape from hwloc, pinning to a core, memory
+// bound to that core's NUMA node, SCHED_FIFO, mlockall. Every step that is not permitted (EPERM
+// as non-root, a core that does not exist) degrades to normal scheduling and says so in the
+// report: the caller logs it, nothing fails.
+#include <string>
+
+namespace tachyon::pipe {
+
+struct Topology {
+  int numa_nodes = 0;
+  int cores = 0;
+  int pus = 0;
+  std::string text;  // one line, for the log
+};
+Topology read_topology();
+// True when the two cores share a last-level cache (or either is unknown).
+bool share_l3(int core_a, int core_b);
+
+struct Placement {
+  bool pinned = false;
+  bool memory_bound = false;
+  bool fifo = false;
+  std::string report;  // what was done and what was refused, one line
+};
+// For the calling thread: core < 0 leaves it unpinned; fifo_priority 0 keeps SCHED_OTHER.
+Placement place_this_thread(const char* name, int core, int fifo_priority);
+// mlockall(MCL_CURRENT | MCL_FUTURE); the report says why not when refused.
+bool lock_all_memory(std::string& report);
+
+}  // namespace tachyon::pipe

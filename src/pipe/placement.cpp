@@ -1,0 +1,107 @@
+#include "tachyon/pipe/placement.hpp"
+
+#include <hwloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+namespace tachyon::pipe {
+
+namespace {
+// One topology per process, loaded on first use (hwloc's load walks /sys: not for hot paths).
+hwloc_topology_t topology() {
+  static hwloc_topology_t topo = [] {
+    hwloc_topology_t t;
+    hwloc_topology_init(&t);
+    hwloc_topology_load(t);
+    return t;
+  }();
+  return topo;
+}
+std::mutex& topo_mu() {
+  static std::mutex mu;
+  return mu;
+}
+hwloc_obj_t core_obj(int core) {
+  return hwloc_get_obj_by_type(topology(), HWLOC_OBJ_CORE, static_cast<unsigned>(core));
+}
+}  // namespace
+
+Topology read_topology() {
+  std::lock_guard lk(topo_mu());
+  Topology t;
+  hwloc_topology_t topo = topology();
+  t.numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  t.cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  t.pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  const int l3 = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_L3CACHE);
+  t.text = std::to_string(t.numa_nodes) + " NUMA node(s), " + std::to_string(t.cores) +
+           " core(s), " + std::to_string(t.pus) + " hardware thread(s), " + std::to_string(l3) +
+           " L3 cache(s)";
+  return t;
+}
+
+bool share_l3(int a, int b) {
+  std::lock_guard lk(topo_mu());
+  hwloc_obj_t ca = core_obj(a), cb = core_obj(b);
+  if (ca == nullptr || cb == nullptr) return true;
+  hwloc_obj_t la = hwloc_get_ancestor_obj_by_type(topology(), HWLOC_OBJ_L3CACHE, ca);
+  hwloc_obj_t lb = hwloc_get_ancestor_obj_by_type(topology(), HWLOC_OBJ_L3CACHE, cb);
+  return la == nullptr || lb == nullptr || la == lb;
+}
+
+Placement place_this_thread(const char* name, int core, int fifo_priority) {
+  Placement p;
+  std::string r = std::string(name) + ":";
+  if (core >= 0) {
+    std::lock_guard lk(topo_mu());
+    hwloc_obj_t c = core_obj(core);
+    if (c == nullptr) {
+      r += " core " + std::to_string(core) + " does not exist (unpinned);";
+    } else if (hwloc_set_cpubind(topology(), c->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
+      r += " pinning to core " + std::to_string(core) + " refused: " + std::strerror(errno) + ";";
+    } else {
+      p.pinned = true;
+      r += " pinned to core " + std::to_string(core) + ";";
+      if (hwloc_set_membind(topology(), c->nodeset, HWLOC_MEMBIND_BIND,
+                            HWLOC_MEMBIND_THREAD | HWLOC_MEMBIND_BYNODESET) == 0) {
+        p.memory_bound = true;
+        r += " memory bound to its NUMA node;";
+      } else {
+        r += " memory binding not available (" + std::string(std::strerror(errno)) + ");";
+      }
+    }
+  } else {
+    r += " unpinned;";
+  }
+  if (fifo_priority > 0) {
+    sched_param sp{};
+    sp.sched_priority = fifo_priority;
+    const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+    if (rc == 0) {
+      p.fifo = true;
+      r += " SCHED_FIFO priority " + std::to_string(fifo_priority);
+    } else {
+      r += " SCHED_FIFO refused (" + std::string(std::strerror(rc)) + "), normal scheduling";
+    }
+  } else {
+    r += " normal scheduling";
+  }
+  p.report = r;
+  return p;
+}
+
+bool lock_all_memory(std::string& report) {
+  if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) {
+    report = "memory locked (mlockall)";
+    return true;
+  }
+  report = std::string("mlockall refused (") + std::strerror(errno) + "): memory may be paged";
+  return false;
+}
+
+}  // namespace tachyon::pipe
