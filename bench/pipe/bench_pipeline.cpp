@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "../engine/alloc_counter.hpp"
 #include "support/tx_builder.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
@@ -29,6 +30,7 @@ int64_t now_ns() {
 struct Row {
   double p50, p99, p999, max;
   uint64_t busy;
+  double allocs_per_tx;  // whole process, after the first quarter (warm-up)
 };
 
 Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
@@ -61,7 +63,7 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
   std::vector<int64_t> nonce(10, 0);
   const int64_t gap = static_cast<int64_t>(1e9 / rate);
   const int64_t t0 = now_ns() + 1'000'000;
-  uint64_t sent = 0, got = 0, busy = 0;
+  uint64_t sent = 0, got = 0, busy = 0, allocs_at_warm = 0, got_at_warm = 0;
   while (got < n) {
     const int64_t due = t0 + static_cast<int64_t>(sent) * gap;
     if (sent < n && now_ns() >= due) {
@@ -79,6 +81,10 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
     const size_t n_got =
         pl.poll_results(0, [&](const pipe::Result& r) { lat.push_back(now_ns() - r.t_recv_ns); });
     got += n_got;
+    if (got_at_warm == 0 && got >= n / 4) {
+      got_at_warm = got;
+      allocs_at_warm = tachyon::bench::alloc_count();
+    }
     // Like an api worker in epoll: sleep until a result arrives or the next submit is due.
     if (n_got == 0) {
       const int64_t wait_us =
@@ -88,6 +94,7 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
       }
     }
   }
+  const uint64_t allocs_steady = tachyon::bench::alloc_count() - allocs_at_warm;
   pl.stop();
   journal->close();
   std::sort(lat.begin(), lat.end());
@@ -95,7 +102,9 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
     return lat[std::min(lat.size() - 1, static_cast<size_t>(q * lat.size()))] / 1e3;
   };
   std::filesystem::remove_all(dir);
-  return {at(0.5), at(0.99), at(0.999), lat.back() / 1e3, busy};
+  return {at(0.5),   at(0.99),
+          at(0.999), lat.back() / 1e3,
+          busy,      static_cast<double>(allocs_steady) / static_cast<double>(got - got_at_warm)};
 }
 
 }  // namespace
@@ -107,8 +116,8 @@ int main(int argc, char** argv) {
       "## submit -> result, one worker, %.0f orders/s offered, %llu orders per row (µs)\n\n", rate,
       static_cast<unsigned long long>(n));
   std::printf(
-      "| durability | wait strategy | p50 | p99 | p99.9 | max | busy answers "
-      "|\n|---|---|---|---|---|---|---|\n");
+      "| durability | wait strategy | p50 | p99 | p99.9 | max | busy answers | allocs/tx (steady) "
+      "|\n|---|---|---|---|---|---|---|---|\n");
   const std::pair<store::Durability, const char*> modes[] = {{store::Durability::kNone, "none"},
                                                              {store::Durability::kWrite, "write"},
                                                              {store::Durability::kFsync, "fsync"}};
@@ -117,8 +126,8 @@ int main(int argc, char** argv) {
   for (auto [d, dn] : modes) {
     for (auto [w, wn] : waits) {
       const Row r = run(d, w, n, rate);
-      std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %llu |\n", dn, wn, r.p50, r.p99, r.p999,
-                  r.max, static_cast<unsigned long long>(r.busy));
+      std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %llu | %.4f |\n", dn, wn, r.p50, r.p99,
+                  r.p999, r.max, static_cast<unsigned long long>(r.busy), r.allocs_per_tx);
     }
   }
   return 0;

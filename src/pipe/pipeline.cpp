@@ -53,8 +53,10 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   }
   apply_ring_ = std::make_unique<SpscRing<ApplyItem>>(cfg.apply_capacity);
   caches_.resize(kMaxMarkets);
-  for (int m = 0; m < kMaxMarkets; ++m)
+  for (int m = 0; m < kMaxMarkets; ++m) {
     books_.push_back(std::make_unique<Published<BookSnapshot>>(cfg.max_readers));
+    books_.back()->enable_recycling();
+  }
   resting_.reserve(1 << 16);
   block_ = engine_->last_block() + 1;
   // The read side starts from the engine's current books.
@@ -212,13 +214,14 @@ void Pipeline::publish_changed() {
   for (MarketId m : changed_) {
     BookCache& c = caches_[m];
     c.changed = false;
-    auto s = std::make_unique<BookSnapshot>();
+    std::unique_ptr<BookSnapshot> s = books_[m]->take_spare();  // vectors keep their capacity
+    if (!s) s = std::make_unique<BookSnapshot>();
     s->market = m;
     s->begin_nonce = c.nonce;
     s->nonce = ++c.nonce;
     s->engine_ts_ns = c.engine_ts_ns;
-    s->bids = c.bids.levels;
-    s->asks = c.asks.levels;
+    s->bids.assign(c.bids.levels.begin(), c.bids.levels.end());
+    s->asks.assign(c.asks.levels.begin(), c.asks.levels.end());
     books_[m]->publish(std::move(s));
     snapshots_.fetch_add(1, std::memory_order_relaxed);
   }

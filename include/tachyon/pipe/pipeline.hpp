@@ -142,7 +142,34 @@ class Pipeline {
   // apply thread only
   std::vector<BookCache> caches_;
   absl::flat_hash_map<OrderIndex, Resting> resting_;
-  std::deque<Pending> pending_;
+  // Results waiting for durability, oldest first: a ring that grows only when more txs than ever
+  // before wait on the journal at once (a deque would allocate and free blocks continuously).
+  class PendingQueue {
+   public:
+    explicit PendingQueue(size_t cap) : buf_(cap) {}
+    bool empty() const { return n_ == 0; }
+    Pending& front() { return buf_[head_]; }
+    Pending& back() { return buf_[(head_ + n_ - 1) % buf_.size()]; }
+    void pop_front() {
+      head_ = (head_ + 1) % buf_.size();
+      --n_;
+    }
+    void push_back(const Pending& p) {
+      if (n_ == buf_.size()) grow();
+      buf_[(head_ + n_++) % buf_.size()] = p;
+    }
+
+   private:
+    void grow() {
+      std::vector<Pending> next(buf_.size() * 2);
+      for (size_t i = 0; i < n_; ++i) next[i] = buf_[(head_ + i) % buf_.size()];
+      buf_.swap(next);
+      head_ = 0;
+    }
+    std::vector<Pending> buf_;
+    size_t head_ = 0, n_ = 0;
+  };
+  PendingQueue pending_{1 << 14};
   std::vector<MarketId> changed_;
   // sequencer thread only
   uint64_t block_ = 1;

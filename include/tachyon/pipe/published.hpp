@@ -32,6 +32,7 @@ class Published {
   ~Published() {
     delete current_.load();
     for (auto& r : retired_) delete r.obj;
+    for (T* s : spare_) delete s;
   }
   Published(const Published&) = delete;
   Published& operator=(const Published&) = delete;
@@ -80,7 +81,21 @@ class Published {
     collect();
   }
 
-  // Writer: frees what no reader can still hold. Returns how many objects wait.
+  // Writer: with recycling on, objects no reader can hold come back through take_spare()
+  // instead of being freed, so a writer that refills them allocates nothing in steady state.
+  void enable_recycling(size_t expected_in_flight = 64) {
+    recycle_ = true;
+    spare_.reserve(expected_in_flight);
+    retired_.reserve(expected_in_flight);
+  }
+  std::unique_ptr<T> take_spare() {
+    if (spare_.empty()) return nullptr;
+    T* s = spare_.back();
+    spare_.pop_back();
+    return std::unique_ptr<T>(s);
+  }
+
+  // Writer: frees (or recycles) what no reader can still hold. Returns how many objects wait.
   size_t collect() {
     uint64_t min_active = UINT64_MAX;
     for (auto& s : slots_) {
@@ -90,7 +105,11 @@ class Published {
     size_t kept = 0;
     for (auto& r : retired_) {
       if (r.tag < min_active) {
-        delete r.obj;
+        if (recycle_) {
+          spare_.push_back(r.obj);
+        } else {
+          delete r.obj;
+        }
       } else {
         retired_[kept++] = r;
       }
@@ -111,6 +130,8 @@ class Published {
   alignas(kFalseSharingRange) std::atomic<T*> current_;
   alignas(kFalseSharingRange) std::atomic<uint64_t> epoch_{1};  // 0 means "not reading"
   std::vector<Retired> retired_;                                // writer only
+  std::vector<T*> spare_;                                       // writer only: recycled objects
+  bool recycle_ = false;
 };
 
 }  // namespace tachyon::pipe
