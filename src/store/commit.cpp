@@ -359,7 +359,7 @@ size_t Committer::backlog() const {
 
 void Committer::run() {
   TouchSink sink(state_);
-  std::deque<Item> batch;
+  std::vector<Item> batch;
   for (;;) {
     {
       std::unique_lock lk(mu_);

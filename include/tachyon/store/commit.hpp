@@ -13,7 +13,6 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -106,7 +105,9 @@ class Committer {
   StateRoot state_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Item> queue_;
+  // Filled by the sequencer, swapped out whole by the committer: the two vectors trade places
+  // and keep their capacity, so the hand-off stops allocating once they have grown.
+  std::vector<Item> queue_;
   bool stop_ = false, paused_ = false;
   BlockCommitment last_;
   uint64_t block_first_seq_ = 0;
