@@ -6,27 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "support/rng.hpp"
 #include "tachyon/engine/tx.hpp"
 
 namespace tachyon::bench {
 
-// splitmix64: deterministic on every platform (no std distributions).
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : s_(seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  uint64_t below(uint64_t n) { return n == 0 ? 0 : next() % n; }
-  int64_t range(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(below(hi - lo + 1)); }
-  bool chance(int percent) { return below(100) < static_cast<uint64_t>(percent); }
-
- private:
-  uint64_t s_;
-};
+// The tests' splitmix64 generator: deterministic on every platform (no std distributions).
+using Rng = testing::Rng;
 
 // The book the benchmarks run on: one market, ~1000 accounts, a few thousand small resting
 // orders over a few hundred price levels around a mid.

@@ -98,7 +98,6 @@ int run(const Options& o) {
     std::fflush(stdout);
   });
   store::ForkSnapshotter snapshotter;
-  uint64_t snapshot_seq = 0;
   NullSink sink;
   for (uint64_t seq = rep.last_seq + 1; seq <= o.txs; ++seq) {
     const Tx tx = feed.next();
@@ -109,17 +108,14 @@ int run(const Options& o) {
     if (snapshotter.poll(done)) {  // the child finished: older journal segments may go
       if (!done.ok())
         std::fprintf(stderr, "%s\n", done.message().c_str());
-      else {
-        (void)journal->drop_segments_through(snapshot_seq);
-        (void)store::prune_snapshots(o.dir, 2);
-      }
+      else
+        (void)store::retire_covered(*journal, o.dir, snapshotter.last_written(), 2);
     }
     if (o.snapshot_every != 0 && seq % o.snapshot_every == 0 && !snapshotter.busy()) {
       // A snapshot must never be ahead of the journal: it may only cover durable txs.
       journal->wait_durable(seq);
       if (Status s = snapshotter.start(*engine, o.dir); !s.ok())
         std::fprintf(stderr, "%s\n", s.message().c_str());
-      snapshot_seq = seq;
     }
     if (journal->failed()) {
       std::fprintf(stderr, "journal failed: %s\n", journal->failure().c_str());
@@ -130,7 +126,7 @@ int run(const Options& o) {
     if (Status s = snapshotter.wait(); !s.ok())
       std::fprintf(stderr, "%s\n", s.message().c_str());
     else
-      (void)journal->drop_segments_through(snapshot_seq), (void)store::prune_snapshots(o.dir, 2);
+      (void)store::retire_covered(*journal, o.dir, snapshotter.last_written(), 2);
   }
   journal->close();
   std::printf("done %llu %016llx\n", static_cast<unsigned long long>(o.txs),

@@ -12,6 +12,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -195,14 +196,14 @@ int serve(const app::Config& c) {
   size_t demo_i = 0;
 
   store::ForkSnapshotter snapshotter;
-  uint64_t snap_seq = rep.snapshot_seq, pending_snap = 0;
+  // The newest seq a snapshot on disk covers.
+  auto covered = [&] { return std::max(rep.snapshot_seq, snapshotter.last_written()); };
   auto last_snap_time = std::chrono::steady_clock::now();
   const char* watchdog = std::getenv("WATCHDOG_USEC");
   sd_notify("READY=1\nSTATUS=recovered, journal open");
   spdlog::info("ready: seq {}, {} durability, data dir {}", engine->last_seq(),
                store::durability_name(c.durability), c.data_dir);
 
-  const auto tick = std::chrono::milliseconds(10);
   for (;;) {
     timespec ts{0, 10'000'000};
     const int sig = sigtimedwait(&sigs, nullptr, &ts);
@@ -226,13 +227,11 @@ int serve(const app::Config& c) {
       if (!done.ok()) {
         spdlog::error("{}", done.message());
       } else {
-        snap_seq = pending_snap;
-        (void)journal->drop_segments_through(snap_seq);
-        (void)store::prune_snapshots(c.data_dir, c.snapshot_keep);
-        spdlog::info("snapshot at seq {} written", snap_seq);
+        (void)store::retire_covered(*journal, c.data_dir, covered(), c.snapshot_keep);
+        spdlog::info("snapshot at seq {} written", covered());
       }
     }
-    const uint64_t since = engine->last_seq() - snap_seq;
+    const uint64_t since = engine->last_seq() - covered();
     const bool by_count = c.snapshot_every_txs != 0 && since >= c.snapshot_every_txs;
     const bool by_time = c.snapshot_interval_s != 0 && since > 0 &&
                          std::chrono::steady_clock::now() - last_snap_time >=
@@ -242,16 +241,14 @@ int serve(const app::Config& c) {
       int64_t pause_ns = 0;
       if (Status s = snapshotter.start(*engine, c.data_dir, &pause_ns); !s.ok())
         spdlog::error("{}", s.message());
-      pending_snap = engine->last_seq();
       last_snap_time = std::chrono::steady_clock::now();
-      spdlog::info("snapshot at seq {} started (sequencer paused {} us)", pending_snap,
+      spdlog::info("snapshot at seq {} started (sequencer paused {} us)", snapshotter.seq(),
                    pause_ns / 1000);
     }
     if (journal->failed()) {
       spdlog::critical("journal failed: {}; stopping", journal->failure());
       return 3;
     }
-    (void)tick;
   }
   sd_notify("STOPPING=1");
   seq.seal();
@@ -261,13 +258,13 @@ int serve(const app::Config& c) {
                store::to_hex(last.commitment.data(), last.commitment.size()));
   if (snapshotter.busy()) (void)snapshotter.wait();
   journal->close();  // everything sequenced is now durable
-  if (engine->last_seq() != snap_seq) {
+  if (engine->last_seq() != covered()) {
     store::SnapshotInfo info;
     if (Status s = store::write_snapshot(*engine, c.data_dir, &info); !s.ok()) {
       spdlog::error("final snapshot failed: {}", s.message());
       return 4;
     }
-    (void)store::prune_snapshots(c.data_dir, c.snapshot_keep);
+    (void)store::retire_covered(*journal, c.data_dir, info.seq, c.snapshot_keep);
     spdlog::info("final snapshot at seq {} ({} bytes)", info.seq, info.bytes);
   }
   spdlog::info("stopped cleanly at seq {}, state hash {:016x}", engine->last_seq(),

@@ -232,7 +232,10 @@ Status ForkSnapshotter::start(const Engine& e, const std::string& dir, int64_t* 
 
 Status ForkSnapshotter::reap(int wstatus) {
   child_ = -1;
-  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) return Status();
+  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+    last_written_ = seq_;
+    return Status();
+  }
   return Status::error("snapshot writer for seq " + std::to_string(seq_) + " failed");
 }
 
@@ -255,6 +258,11 @@ Status ForkSnapshotter::wait() {
     }
   }
   return reap(ws);
+}
+
+Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, size_t keep) {
+  if (Status s = journal.drop_segments_through(seq); !s.ok()) return s;
+  return prune_snapshots(dir, keep);
 }
 
 // ---- recovery ----

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "store/store_support.hpp"
+#include "support/child_process.hpp"
 
 namespace tachyon::testing {
 namespace {
@@ -25,30 +26,17 @@ struct ServerRun {
 // Starts the server; waits for "ready" on its log (stderr); then optionally lets it run and
 // sends SIGTERM. Returns the exit code and everything it logged.
 ServerRun run_server(const std::vector<std::string>& args, int run_ms, bool expect_ready = true) {
-  int fds[2];
-  EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(fds[1], STDERR_FILENO);
-    ::dup2(fds[1], STDOUT_FILENO);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
+  Child c = spawn(args, /*with_stderr=*/true);
   ServerRun r;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   bool ready = false, signalled = false;
   std::chrono::steady_clock::time_point ready_at;
+  std::string line;
   for (;;) {
-    pollfd p{fds[0], POLLIN, 0};
-    if (::poll(&p, 1, 20) > 0) {
-      char buf[4096];
-      const ssize_t n = ::read(fds[0], buf, sizeof(buf));
-      if (n <= 0) break;  // the server closed its output: it exited
-      r.err.append(buf, static_cast<size_t>(n));
+    if (read_line(c, line, 20)) {
+      r.err += line + "\n";
+    } else if (c.eof) {
+      break;  // the server exited and everything it wrote is read
     }
     if (!ready && r.err.find("] ready: ") != std::string::npos) {
       ready = true;
@@ -56,18 +44,16 @@ ServerRun run_server(const std::vector<std::string>& args, int run_ms, bool expe
     }
     if (ready && !signalled &&
         std::chrono::steady_clock::now() - ready_at >= std::chrono::milliseconds(run_ms)) {
-      ::kill(pid, SIGTERM);
+      ::kill(c.pid, SIGTERM);
       signalled = true;
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
       ADD_FAILURE() << "server did not finish in time:\n" << r.err;
-      break;
+      finish(c, true);
+      return r;
     }
   }
-  ::close(fds[0]);
-  int ws = 0;
-  ::waitpid(pid, &ws, 0);
+  const int ws = finish(c, false);
   r.exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
   if (expect_ready) {
     EXPECT_TRUE(ready) << r.err;

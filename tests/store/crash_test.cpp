@@ -13,63 +13,10 @@
 #include <vector>
 
 #include "store/store_support.hpp"
+#include "support/child_process.hpp"
 
 namespace tachyon::testing {
 namespace {
-
-struct Child {
-  pid_t pid = -1;
-  int out = -1;
-  std::string buffered;
-};
-
-Child spawn(const std::vector<std::string>& args) {
-  int fds[2];
-  EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-  Child c;
-  c.pid = ::fork();
-  if (c.pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  c.out = fds[0];
-  return c;
-}
-
-// Next full line from the child, waiting at most `timeout_ms`; false on EOF or timeout.
-bool read_line(Child& c, std::string& line, int timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
-    if (auto nl = c.buffered.find('\n'); nl != std::string::npos) {
-      line = c.buffered.substr(0, nl);
-      c.buffered.erase(0, nl + 1);
-      return true;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0) return false;
-    pollfd p{c.out, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = ::read(c.out, buf, sizeof(buf));
-    if (n <= 0) return false;
-    c.buffered.append(buf, static_cast<size_t>(n));
-  }
-}
-
-int finish(Child& c, bool kill_it) {
-  if (kill_it) ::kill(c.pid, SIGKILL);
-  int ws = 0;
-  ::waitpid(c.pid, &ws, 0);
-  ::close(c.out);
-  return ws;
-}
 
 std::vector<std::string> feed_args(const std::string& dir, uint64_t seed, uint64_t snapshot_every,
                                    uint64_t segment_bytes) {

@@ -43,6 +43,9 @@ class ForkSnapshotter {
   // Forks; the child writes the snapshot of `e` and exits. pause_ns = time the caller was stopped.
   Status start(const Engine& e, const std::string& dir, int64_t* pause_ns = nullptr);
   bool busy() const { return child_ > 0; }
+  // Seq of the snapshot started last, and of the last one written successfully (0: none yet).
+  uint64_t seq() const { return seq_; }
+  uint64_t last_written() const { return last_written_; }
   // Non-blocking: true once the child has finished, with its verdict in `result`.
   bool poll(Status& result);
   Status wait();
@@ -52,7 +55,12 @@ class ForkSnapshotter {
   pid_t child_ = -1;
   std::string dir_;
   uint64_t seq_ = 0;
+  uint64_t last_written_ = 0;
 };
+
+// Once a snapshot at `seq` is on disk: delete the journal segments it covers and keep only the
+// newest `keep` snapshots.
+Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, size_t keep);
 
 struct RecoveryReport {
   bool from_snapshot = false;

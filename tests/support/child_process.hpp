@@ -1,0 +1,77 @@
+#pragma once
+// A child process for tests that run the real binaries (crash tests, the server's lifecycle).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace tachyon::testing {
+
+struct Child {
+  pid_t pid = -1;
+  int out = -1;
+  std::string buffered;
+  bool eof = false;  // the child closed its end: it exited (or closed stdout)
+};
+
+// Starts argv[0] with its stdout (and, if asked, stderr) on a pipe the test reads.
+inline Child spawn(const std::vector<std::string>& args, bool with_stderr = false) {
+  int fds[2];
+  EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  Child c;
+  c.pid = ::fork();
+  if (c.pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    if (with_stderr) ::dup2(fds[1], STDERR_FILENO);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  c.out = fds[0];
+  return c;
+}
+
+// Next full line from the child, waiting at most `timeout_ms`; false on EOF or timeout.
+inline bool read_line(Child& c, std::string& line, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    if (auto nl = c.buffered.find('\n'); nl != std::string::npos) {
+      line = c.buffered.substr(0, nl);
+      c.buffered.erase(0, nl + 1);
+      return true;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) return false;
+    pollfd p{c.out, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::read(c.out, buf, sizeof(buf));
+    if (n <= 0) {
+      c.eof = true;
+      return false;
+    }
+    c.buffered.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// Optionally SIGKILLs it, then reaps it; returns the wait status.
+inline int finish(Child& c, bool kill_it) {
+  if (kill_it) ::kill(c.pid, SIGKILL);
+  int ws = 0;
+  ::waitpid(c.pid, &ws, 0);
+  ::close(c.out);
+  return ws;
+}
+
+}  // namespace tachyon::testing
