@@ -152,6 +152,7 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(r.type);
       io.num(r.api_key_index);
       io.pad(4);
+      io.num(r.next_nonce);
       return true;
     }
     case UpdateType::kOrderAdded:
@@ -222,12 +223,16 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
     case UpdateType::kAccount:
       io.num(u.account.account);
       io.num(u.account.master);
+      io.bytes(u.account.l1_address);
+      io.pad(4);
       return true;
     case UpdateType::kApiKey:
       io.num(u.api_key.account);
       io.num(u.api_key.version);
       io.num(u.api_key.key_index);
       io.pad(3);
+      io.num(u.api_key.next_nonce);
+      io.bytes(u.api_key.pubkey);
       return true;
   }
   return false;

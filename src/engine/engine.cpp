@@ -57,8 +57,8 @@ TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
     }
   }
   StateUpdate u = c.make(UpdateType::kTxResult);
-  u.result = TxResultUpdate{tx.h.seq, tx.h.account, r.order_index,
-                            r.reject, tx.h.type,    tx.h.api_key_index};
+  u.result = TxResultUpdate{tx.h.seq,  tx.h.account,        r.order_index, r.reject,
+                            tx.h.type, tx.h.api_key_index, c.next_nonce};
   sink.on_update(u);
   return r;
 }
@@ -88,7 +88,10 @@ Reject Engine::authenticate(const Tx& tx, Ctx& c, Account*& acct, ApiKey*& key) 
   return Reject::kOk;
 }
 
-void Engine::consume_nonce(ApiKey& key, const Tx& tx) { key.next_nonce = tx.h.nonce + 1; }
+void Engine::consume_nonce(Ctx& c, ApiKey& key, const Tx& tx) {
+  key.next_nonce = tx.h.nonce + 1;
+  c.next_nonce = key.next_nonce;
+}
 
 Account* Engine::find_account(AccountIndex a) {
   auto it = account_slot_.find(a);
@@ -105,16 +108,17 @@ const Order* Engine::order(OrderIndex id) const {
   return s == kNoSlot ? nullptr : &pool_[s];
 }
 
-Account& Engine::create_account(Ctx& c, AccountIndex index, AccountIndex master) {
+Account& Engine::create_account(Ctx& c, AccountIndex index, AccountIndex master,
+                                const std::array<uint8_t, 20>& l1) {
   uint32_t slot = static_cast<uint32_t>(accounts_.size());
   Account& a = accounts_.emplace_back();
   a.index = index;
   a.master = master;
   a.collateral = 0;
-  a.l1_address = {};
+  a.l1_address = l1;
   account_slot_.emplace(index, slot);
   StateUpdate u = c.make(UpdateType::kAccount);
-  u.account = AccountUpdate{index, master};
+  u.account = AccountUpdate{index, master, l1};
   c.sink.on_update(u);
   return a;
 }
@@ -132,8 +136,7 @@ Reject Engine::deposit(const Tx& tx, Ctx& c) {
   if (with_key && d.api_key_index >= kMaxApiKeys) return Reject::kInvalidApiKeyIndex;
   ++operator_nonce_;
   if (a == nullptr) {
-    a = &create_account(c, d.to_account, d.to_account);
-    a->l1_address = d.l1_address;
+    a = &create_account(c, d.to_account, d.to_account, d.l1_address);
   }
   a->collateral += d.amount;
   total_deposits_ += d.amount;
@@ -143,7 +146,7 @@ Reject Engine::deposit(const Tx& tx, Ctx& c) {
     k.pubkey = d.pubkey;
     ++k.version;
     StateUpdate u = c.make(UpdateType::kApiKey);
-    u.api_key = ApiKeyUpdate{a->index, k.version, k.index};
+    u.api_key = ApiKeyUpdate{a->index, k.version, k.index, k.next_nonce, k.pubkey};
     c.sink.on_update(u);
   }
   return Reject::kOk;
@@ -226,12 +229,12 @@ Reject Engine::change_pub_key(const Tx& tx, Ctx& c) {
   if (k.target_key_index >= kMaxApiKeys) return Reject::kInvalidApiKeyIndex;
   if (std::all_of(k.pubkey.begin(), k.pubkey.end(), [](uint8_t b) { return b == 0; }))
     return Reject::kInvalidPubKey;
-  consume_nonce(*signer, tx);
+  consume_nonce(c, *signer, tx);
   ApiKey& target = a->key_or_add(k.target_key_index);  // may move `signer`: not used below
   target.pubkey = k.pubkey;
   ++target.version;  // in-flight txs verified against the old key are now refused
   StateUpdate u = c.make(UpdateType::kApiKey);
-  u.api_key = ApiKeyUpdate{a->index, target.version, target.index};
+  u.api_key = ApiKeyUpdate{a->index, target.version, target.index, target.next_nonce, target.pubkey};
   c.sink.on_update(u);
   return Reject::kOk;
 }
@@ -241,20 +244,19 @@ Reject Engine::create_sub_account(const Tx& tx, Ctx& c) {
   ApiKey* key = nullptr;
   if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
   if (next_sub_account_ > kMaxAccountIndex) return Reject::kTooManySubAccounts;
-  consume_nonce(*key, tx);
+  consume_nonce(c, *key, tx);
   // The new account starts with a copy of the signing key (fresh nonce) so the same key holder
   // can trade it at once; `a` and `key` may dangle after create_account.
   const ApiKey signer = *key;
   const AccountIndex master = a->master;
   const auto l1 = a->l1_address;
-  Account& sub = create_account(c, next_sub_account_++, master);
-  sub.l1_address = l1;
+  Account& sub = create_account(c, next_sub_account_++, master, l1);
   ApiKey& k = sub.key_or_add(signer.index);
   k.pubkey = signer.pubkey;
   k.version = 1;
   k.next_nonce = 0;
   StateUpdate u = c.make(UpdateType::kApiKey);
-  u.api_key = ApiKeyUpdate{sub.index, k.version, k.index};
+  u.api_key = ApiKeyUpdate{sub.index, k.version, k.index, k.next_nonce, k.pubkey};
   c.sink.on_update(u);
   return Reject::kOk;
 }
@@ -278,7 +280,7 @@ Reject Engine::transfer(const Tx& tx, Ctx& c) {
   if (to == nullptr) return Reject::kAccountNotFound;
   if (t.amount + t.fee > free_collateral(*from, margin(*from)))
     return Reject::kInsufficientCollateral;
-  consume_nonce(*key, tx);
+  consume_nonce(c, *key, tx);
   from->collateral -= t.amount + t.fee;
   emit_balance(c, *from, -t.amount - t.fee, BalanceReason::kTransferOut);
   to->collateral += t.amount;
@@ -299,7 +301,7 @@ Reject Engine::withdraw(const Tx& tx, Ctx& c) {
   if (w.asset != 3) return Reject::kInvalidAsset;
   if (w.amount <= 0 || w.amount > (int64_t{1} << 53)) return Reject::kInvalidTransferAmount;
   if (w.amount > free_collateral(*a, margin(*a))) return Reject::kInsufficientCollateral;
-  consume_nonce(*key, tx);
+  consume_nonce(c, *key, tx);
   a->collateral -= w.amount;
   total_withdrawals_ += w.amount;
   emit_balance(c, *a, -w.amount, BalanceReason::kWithdraw);
@@ -325,7 +327,7 @@ Reject Engine::update_leverage(const Tx& tx, Ctx& c) {
     if (!had_entry) a->positions.erase(a->positions.begin() + (&p - a->positions.data()));
     return Reject::kNotEnoughMargin;
   }
-  consume_nonce(*key, tx);
+  consume_nonce(c, *key, tx);
   emit_position(c, *a, p);
   return Reject::kOk;
 }

@@ -14,7 +14,7 @@ Reject Engine::cancel_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   if (x.market >= kMaxMarkets || !markets_[x.market].exists) return Reject::kInvalidMarket;
   const uint32_t slot = find_order(*a, x.market, x.index);
   if (slot == kNoSlot) return Reject::kOrderNotFound;
-  consume_nonce(*key, tx);
+  consume_nonce(c, *key, tx);
   out = pool_[slot].order_index;
   remove_order(c, slot, RemoveReason::kCanceled);
   return Reject::kOk;
@@ -28,7 +28,7 @@ Reject Engine::cancel_all(const Tx& tx, Ctx& c) {
   if (x.tif != 0) return Reject::kUnsupportedCancelAllMode;
   if (x.market != kAllMarkets && (x.market >= kMaxMarkets || !markets_[x.market].exists))
     return Reject::kInvalidMarket;
-  consume_nonce(*key, tx);
+  consume_nonce(c, *key, tx);
   for (uint32_t s = a->order_head; s != kNoSlot;) {
     const uint32_t next = pool_[s].acct_next;
     if (x.market == kAllMarkets || pool_[s].market == x.market)
@@ -72,7 +72,7 @@ Reject Engine::modify_order(const Tx& tx, Ctx& c, OrderIndex& out) {
     MarginInfo mi = margin_with(*a, m.id, o.is_ask ? 0 : delta, o.is_ask ? delta : 0, &imr_before);
     if (mi.tav < mi.imr && mi.imr > imr_before) return Reject::kNotEnoughMargin;
   }
-  consume_nonce(*key, tx);
+  consume_nonce(c, *key, tx);
   out = o.order_index;
   if (x.price == o.price && x.base_amount <= o.remaining) {  // keeps time priority
     reduce_resting(c, m, slot, o.remaining - x.base_amount, RemoveReason::kCanceled);

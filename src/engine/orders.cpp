@@ -114,7 +114,7 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
     if (Reject r = check_order_margin(*a, m, o.is_ask, size); r != Reject::kOk) return r;
   }
   // accepted: from here on nothing is refused
-  consume_nonce(*key, tx);
+  consume_nonce(c, *key, tx);
   const uint32_t slot = pool_.alloc();
   Order& ord = pool_[slot];
   ord.order_index = next_order_index_++;

@@ -9,49 +9,12 @@
 
 namespace tachyon {
 
-namespace {
-__int128 abs128(__int128 v) { return v < 0 ? -v : v; }
-
-struct MarketMargin {
-  __int128 upnl, imr, mmr;
-};
-
-MarketMargin market_margin(const Market& m, Lots size, Usdc entry, Lots buy_open, Lots sell_open,
-                           Bps4 user_imf) {
-  const __int128 unit = static_cast<__int128>(m.mark_price) * m.quote_multiplier;
-  const Bps4 imf = user_imf != 0 ? std::max(user_imf, m.params.min_imf) : m.params.default_imf;
-  // Open orders count as if filled on their worst side.
-  const __int128 worst = std::max(abs128(static_cast<__int128>(size) + buy_open),
-                                  abs128(static_cast<__int128>(size) - sell_open));
-  return MarketMargin{size * unit - entry, ceil_div(worst * unit * imf, kFractionOne),
-                      ceil_div(abs128(size) * unit * m.params.mmf, kFractionOne)};
-}
-}  // namespace
 
 MarginInfo Engine::margin_with(const Account& a, MarketId mid, Lots extra_buy, Lots extra_sell,
                                __int128* imr_without) const {
-  MarginInfo mi;
-  mi.tav = a.collateral;
-  __int128 without = 0;
-  bool seen = false;
-  for (const Position& p : a.positions) {
-    const Market& m = markets_[p.market];
-    MarketMargin mm = market_margin(m, p.size, p.entry_notional, p.buy_open, p.sell_open, p.imf);
-    mi.tav += mm.upnl;
-    mi.mmr += mm.mmr;
-    without += mm.imr;
-    if (p.market == mid) {
-      seen = true;
-      mm = market_margin(m, p.size, p.entry_notional, p.buy_open + extra_buy,
-                         p.sell_open + extra_sell, p.imf);
-    }
-    mi.imr += mm.imr;
-  }
-  if (!seen && (extra_buy != 0 || extra_sell != 0)) {
-    mi.imr += market_margin(markets_[mid], 0, 0, extra_buy, extra_sell, 0).imr;
-  }
-  if (imr_without != nullptr) *imr_without = without;
-  return mi;
+  return account_margin(
+      a.collateral, a.positions, [this](MarketId m) { return margin_market(markets_[m]); }, mid,
+      extra_buy, extra_sell, imr_without);
 }
 
 MarginInfo Engine::margin(const Account& a) const { return margin_with(a, 0, 0, 0, nullptr); }
@@ -61,8 +24,7 @@ MarginInfo Engine::margin(const Account& a) const { return margin_with(a, 0, 0, 
 Reject Engine::check_order_margin(const Account& a, const Market& m, bool is_ask, Lots size) const {
   __int128 imr_before = 0;
   const MarginInfo mi = margin_with(a, m.id, is_ask ? 0 : size, is_ask ? size : 0, &imr_before);
-  if (mi.tav >= mi.imr || mi.imr <= imr_before) return Reject::kOk;
-  return Reject::kNotEnoughMargin;
+  return order_margin_ok(mi, imr_before) ? Reject::kOk : Reject::kNotEnoughMargin;
 }
 
 uint64_t Engine::state_hash() const {

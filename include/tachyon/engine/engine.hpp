@@ -34,12 +34,6 @@ struct TxResult {
   bool ok() const { return reject == Reject::kOk; }
 };
 
-// Account-level margin figures at current mark prices (ENGINE.md "Margin").
-struct MarginInfo {
-  __int128 tav = 0;  // collateral + Σ unrealized PnL
-  __int128 imr = 0;  // initial margin, open orders counted on their worst side
-  __int128 mmr = 0;  // maintenance margin of positions
-};
 
 using AccountVector = std::vector<Account, HugePageAllocator<Account>>;
 
@@ -98,7 +92,7 @@ class Engine {
   // shared checks, in the documented precedence
   Reject check_operator(const Tx& tx) const;
   Reject authenticate(const Tx& tx, Ctx& c, Account*& acct, ApiKey*& key);
-  static void consume_nonce(ApiKey& key, const Tx& tx);
+  static void consume_nonce(Ctx& c, ApiKey& key, const Tx& tx);
 
   // orders
   Reject check_price_band(const Market& m, bool is_ask, Ticks price) const;
@@ -127,7 +121,8 @@ class Engine {
 
   static constexpr uint32_t kFeeAccountSlot = 0;  // created first, at genesis
   Account* find_account(AccountIndex a);
-  Account& create_account(Ctx& c, AccountIndex index, AccountIndex master);
+  Account& create_account(Ctx& c, AccountIndex index, AccountIndex master,
+                          const std::array<uint8_t, 20>& l1 = {});
 
   EngineConfig cfg_;
   std::array<Market, kMaxMarkets> markets_;

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "tachyon/core/units.hpp"
+#include "tachyon/engine/margin.hpp"
 #include "tachyon/engine/order_book.hpp"
 #include "tachyon/engine/tx.hpp"
 
@@ -28,6 +29,11 @@ struct Market {
     return static_cast<__int128>(size) * price * quote_multiplier;
   }
 };
+
+inline MarginMarket margin_market(const Market& m) {
+  return MarginMarket{m.mark_price, m.quote_multiplier, m.params.default_imf, m.params.min_imf,
+                      m.params.mmf};
+}
 
 // The validation of market parameters shared by create and update.
 bool market_params_valid(const MarketParams& p);

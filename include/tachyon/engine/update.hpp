@@ -1,6 +1,7 @@
 #pragma once
 // StateUpdate: what the engine tells the world after each tx. Fixed-size, trivially copyable
 // records (the codec of issue 3 frames them for the journal and the apply ring).
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -57,6 +58,7 @@ struct TxResultUpdate {
   Reject reject;
   TxType type;
   uint8_t api_key_index;
+  int64_t next_nonce;  // the signer key's next nonce when this tx consumed one, else -1
 };
 
 struct OrderUpdate {
@@ -119,12 +121,15 @@ struct MarketUpdate {
 struct AccountUpdate {
   AccountIndex account;
   AccountIndex master;
+  std::array<uint8_t, 20> l1_address;
 };
 
 struct ApiKeyUpdate {
   AccountIndex account;
   uint32_t version;
   uint8_t key_index;
+  int64_t next_nonce;
+  std::array<uint8_t, 32> pubkey;
 };
 
 struct StateUpdate {

@@ -1,0 +1,79 @@
+#pragma once
+// Margin arithmetic (ENGINE.md "Margin"), pure functions of numbers: the engine's authoritative
+// checks and the api workers' dry-run (against read-side snapshots) run this one implementation.
+#include <algorithm>
+#include <cstdint>
+
+#include "tachyon/core/units.hpp"
+
+namespace tachyon {
+
+// Account-level figures at current mark prices.
+struct MarginInfo {
+  __int128 tav = 0;  // collateral + Σ unrealized PnL
+  __int128 imr = 0;  // initial margin, open orders counted on their worst side
+  __int128 mmr = 0;  // maintenance margin of positions
+};
+
+// What margin needs to know about a market.
+struct MarginMarket {
+  Ticks mark = 0;
+  int64_t quote_multiplier = 1;
+  Bps4 default_imf = 0;
+  Bps4 min_imf = 0;
+  Bps4 mmf = 0;
+};
+
+struct MarketMargin {
+  __int128 upnl, imr, mmr;
+};
+
+inline __int128 abs128(__int128 v) { return v < 0 ? -v : v; }
+
+inline MarketMargin market_margin(const MarginMarket& m, Lots size, Usdc entry, Lots buy_open,
+                                  Lots sell_open, Bps4 user_imf) {
+  const __int128 unit = static_cast<__int128>(m.mark) * m.quote_multiplier;
+  const Bps4 imf = user_imf != 0 ? std::max(user_imf, m.min_imf) : m.default_imf;
+  // Open orders count as if filled on their worst side.
+  const __int128 worst = std::max(abs128(static_cast<__int128>(size) + buy_open),
+                                  abs128(static_cast<__int128>(size) - sell_open));
+  return MarketMargin{size * unit - entry, ceil_div(worst * unit * imf, kFractionOne),
+                      ceil_div(abs128(size) * unit * m.mmf, kFractionOne)};
+}
+
+// Margin of an account with extra open size on market `mid` (negative: a modify that shrinks).
+// `positions` holds elements with market, size, entry_notional, buy_open, sell_open and imf;
+// `market_of(MarketId)` returns the MarginMarket. imr_without: the IMR without the extra size.
+template <typename Positions, typename MarketOf>
+MarginInfo account_margin(Usdc collateral, const Positions& positions, MarketOf&& market_of,
+                          MarketId mid, Lots extra_buy, Lots extra_sell, __int128* imr_without) {
+  MarginInfo mi;
+  mi.tav = collateral;
+  __int128 without = 0;
+  bool seen = false;
+  for (const auto& p : positions) {
+    const MarginMarket m = market_of(p.market);
+    MarketMargin mm = market_margin(m, p.size, p.entry_notional, p.buy_open, p.sell_open, p.imf);
+    mi.tav += mm.upnl;
+    mi.mmr += mm.mmr;
+    without += mm.imr;
+    if (p.market == mid) {
+      seen = true;
+      mm = market_margin(m, p.size, p.entry_notional, p.buy_open + extra_buy,
+                         p.sell_open + extra_sell, p.imf);
+    }
+    mi.imr += mm.imr;
+  }
+  if (!seen && (extra_buy != 0 || extra_sell != 0))
+    mi.imr += market_margin(market_of(mid), 0, 0, extra_buy, extra_sell, 0).imr;
+  if (imr_without != nullptr) *imr_without = without;
+  return mi;
+}
+
+// An order is accepted when the account stays at or above initial margin with the order counted,
+// or when the order does not raise the requirement (it can only reduce risk).
+inline bool order_margin_ok(const MarginInfo& with_order, __int128 imr_before) {
+  return with_order.tav >= with_order.imr || with_order.imr <= imr_before;
+}
+
+}  // namespace tachyon
