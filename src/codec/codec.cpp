@@ -219,6 +219,7 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(u.market.market);
       io.num(u.market.status);
       io.pad(6);
+      market_params(io, u.market.params);
       return true;
     case UpdateType::kAccount:
       io.num(u.account.account);

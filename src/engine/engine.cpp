@@ -57,7 +57,7 @@ TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
     }
   }
   StateUpdate u = c.make(UpdateType::kTxResult);
-  u.result = TxResultUpdate{tx.h.seq,  tx.h.account,        r.order_index, r.reject,
+  u.result = TxResultUpdate{tx.h.seq,  tx.h.account,       r.order_index, r.reject,
                             tx.h.type, tx.h.api_key_index, c.next_nonce};
   sink.on_update(u);
   return r;
@@ -186,7 +186,7 @@ Reject Engine::create_market(const Tx& tx, Ctx& c) {
   m.book.reserve(cfg_.levels_per_side);
   c.touch(cm.market);
   StateUpdate u = c.make(UpdateType::kMarket);
-  u.market = MarketUpdate{cm.market, cm.params.status};
+  u.market = MarketUpdate{cm.market, cm.params.status, cm.params};
   c.sink.on_update(u);
   return Reject::kOk;
 }
@@ -203,7 +203,7 @@ Reject Engine::update_market(const Tx& tx, Ctx& c) {
   ++operator_nonce_;
   m.params = um.params;
   StateUpdate u = c.make(UpdateType::kMarket);
-  u.market = MarketUpdate{um.market, um.params.status};
+  u.market = MarketUpdate{um.market, um.params.status, m.params};
   c.sink.on_update(u);
   return Reject::kOk;
 }
@@ -234,7 +234,8 @@ Reject Engine::change_pub_key(const Tx& tx, Ctx& c) {
   target.pubkey = k.pubkey;
   ++target.version;  // in-flight txs verified against the old key are now refused
   StateUpdate u = c.make(UpdateType::kApiKey);
-  u.api_key = ApiKeyUpdate{a->index, target.version, target.index, target.next_nonce, target.pubkey};
+  u.api_key =
+      ApiKeyUpdate{a->index, target.version, target.index, target.next_nonce, target.pubkey};
   c.sink.on_update(u);
   return Reject::kOk;
 }

@@ -9,7 +9,6 @@
 
 namespace tachyon {
 
-
 MarginInfo Engine::margin_with(const Account& a, MarketId mid, Lots extra_buy, Lots extra_sell,
                                __int128* imr_without) const {
   return account_margin(

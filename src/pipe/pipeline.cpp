@@ -45,7 +45,11 @@ class Pipeline::RingSink final : public UpdateSink {
 
 Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
                    store::Journal* journal, store::Committer* committer)
-    : cfg_(cfg), engine_(std::move(engine)), journal_(journal), committer_(committer) {
+    : cfg_(cfg),
+      engine_(std::move(engine)),
+      journal_(journal),
+      committer_(committer),
+      read_(cfg.read) {
   for (uint32_t w = 0; w < cfg.workers; ++w) {
     ingress_.push_back(std::make_unique<SpscRing<Ingress>>(cfg.ingress_capacity));
     results_.push_back(std::make_unique<SpscRing<Result>>(cfg.result_capacity));
@@ -77,6 +81,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     }
   }
   publish_changed();
+  read_.seed(*engine_, realtime_ns());
 }
 
 Pipeline::~Pipeline() { stop(); }
@@ -175,6 +180,7 @@ void Pipeline::level_add(MarketId m, bool is_ask, Ticks price, Lots size, int or
 
 void Pipeline::apply(const ApplyItem& it) {
   const StateUpdate& u = it.u;
+  read_.apply(u);
   switch (u.type) {
     case UpdateType::kOrderAdded: {
       const OrderUpdate& o = u.order;
@@ -253,12 +259,17 @@ void Pipeline::apply_loop() {
   Idler idler(cfg_.wait, apply_bell_);
   for (;;) {
     const size_t n = apply_ring_->drain([&](const ApplyItem& it) { apply(it); }, 4096);
+    const int64_t now = realtime_ns();
     if (n > 0) {
       publish_changed();
+      read_.publish(now, false);
       apply_batches_.fetch_add(1, std::memory_order_relaxed);
+    } else if (read_.history_dirty()) {
+      read_.publish(now, true);  // idle: nothing more is coming soon, show the history now
     }
     for (auto& b : books_) b->collect();
     const size_t routed = release_results();
+    if ((n > 0 || routed > 0) && notify_) notify_();
     if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
         apply_ring_->size_approx() == 0) {
       if (pending_.empty()) break;
@@ -266,6 +277,7 @@ void Pipeline::apply_loop() {
       continue;
     }
     idler.idle(n + routed, [&] {
+      if (read_.history_dirty()) return true;
       return apply_ring_->size_approx() > 0 ||
              (!pending_.empty() &&
               (journal_ == nullptr || pending_.front().r.seq <= journal_->durable_seq()));

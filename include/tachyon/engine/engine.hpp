@@ -34,7 +34,6 @@ struct TxResult {
   bool ok() const { return reject == Reject::kOk; }
 };
 
-
 using AccountVector = std::vector<Account, HugePageAllocator<Account>>;
 
 class Engine {

@@ -116,6 +116,7 @@ struct MarkPriceUpdate {
 struct MarketUpdate {
   MarketId market;
   MarketStatus status;
+  MarketParams params;  // all of them: the read side formats prices and sizes with its decimals
 };
 
 struct AccountUpdate {

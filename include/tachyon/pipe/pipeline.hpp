@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +19,7 @@
 #include "tachyon/engine/engine.hpp"
 #include "tachyon/pipe/book_snapshot.hpp"
 #include "tachyon/pipe/published.hpp"
+#include "tachyon/pipe/read_side.hpp"
 #include "tachyon/pipe/spsc_ring.hpp"
 #include "tachyon/pipe/wait.hpp"
 #include "tachyon/store/commit.hpp"
@@ -38,6 +40,7 @@ struct PipelineConfig {
   int sequencer_core = -1;    // -1: unpinned
   int apply_core = -1;
   int fifo_priority = 0;  // 0: normal scheduling
+  ReadSideConfig read;
 };
 
 struct Ingress {
@@ -73,6 +76,11 @@ class Pipeline {
     return results_[w]->drain(f, limit);
   }
   Doorbell& result_bell(uint32_t w) { return *result_bells_[w]; }
+  // Called by the apply thread after each batch it published or results it routed (api workers
+  // wake their io_context with it). Set before start().
+  void set_notify(std::function<void()> f) { notify_ = std::move(f); }
+  // The read side: market and account views, history, the update log (any thread).
+  ReadSide& read_side() { return read_; }
 
   // Readers (any thread): the current snapshot of a market's book.
   Published<BookSnapshot>& book(MarketId m) { return *books_[m]; }
@@ -141,6 +149,8 @@ class Pipeline {
   std::atomic<uint64_t> ring_full_{0}, apply_batches_{0}, snapshots_{0};
   // apply thread only
   std::vector<BookCache> caches_;
+  ReadSide read_;
+  std::function<void()> notify_;
   absl::flat_hash_map<OrderIndex, Resting> resting_;
   // Results waiting for durability, oldest first: a ring that grows only when more txs than ever
   // before wait on the journal at once (a deque would allocate and free blocks continuously).

@@ -1,0 +1,227 @@
+#pragma once
+// The read side (ARCHITECTURE.md): what the apply thread keeps from the update stream for the api
+// workers, published as immutable objects that readers use without locks:
+//   - per market: MarketView (parameters, prices, open interest, daily figures) on every batch
+//     that changed it, and MarketHistory (recent trades, candles 1m..1w) at most every
+//     history_interval, plus on an idle apply thread;
+//   - per account: AccountView (collateral, positions, open orders, API keys with their next
+//     nonce, recent trades) through AccountTable, an insert-only hash table of atomic pointers
+//     reclaimed by one EpochDomain;
+//   - every update, in order, in a BroadcastLog that the workers tail for WebSocket fan-out.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "tachyon/engine/engine.hpp"
+#include "tachyon/engine/update.hpp"
+#include "tachyon/pipe/epoch.hpp"
+#include "tachyon/pipe/published.hpp"
+
+namespace tachyon::pipe {
+
+inline constexpr int kResolutions = 9;
+inline constexpr int64_t kResolutionSeconds[kResolutions] = {60,    300,   900,   1800,  3600,
+                                                             14400, 43200, 86400, 604800};
+inline constexpr const char* kResolutionNames[kResolutions] = {"1m", "5m",  "15m", "30m", "1h",
+                                                               "4h", "12h", "1d",  "1w"};
+int resolution_index(std::string_view name);  // -1 when unknown
+
+struct Candle {
+  int64_t start_ms = 0;
+  Ticks open = 0, high = 0, low = 0, close = 0;
+  Lots volume_base = 0;
+  Usdc volume_quote = 0;
+  uint64_t trades = 0;
+  uint64_t last_trade_id = 0;
+};
+
+struct TradeRecord {
+  TradeUpdate t;
+  int64_t time_ns;
+};
+
+struct MarketView {
+  MarketId id = 0;
+  MarketParams params{};
+  int64_t quote_multiplier = 1;
+  Ticks index_price = 0, mark_price = 0, last_trade_price = 0;
+  Lots open_interest = 0;
+  uint64_t trade_count = 0;
+  // the last 24 h, from the hourly candles
+  Ticks daily_open = 0, daily_high = 0, daily_low = 0;
+  Lots daily_base = 0;
+  Usdc daily_quote = 0;
+  uint64_t daily_trades = 0;
+  int64_t engine_ts_ns = 0;
+  uint64_t version = 0;  // +1 per publish
+};
+
+struct MarketHistory {
+  MarketId id = 0;
+  std::vector<TradeRecord> trades;                        // oldest first, the last kHistoryTrades
+  std::array<std::vector<Candle>, kResolutions> candles;  // oldest first, the last kHistoryCandles
+  int64_t engine_ts_ns = 0;
+};
+
+struct PositionView {
+  MarketId market = 0;
+  Lots size = 0;
+  Usdc entry_notional = 0;
+  Usdc realized_pnl = 0;
+  Lots buy_open = 0, sell_open = 0;
+  Bps4 imf = 0;  // 0: the market default
+  uint32_t open_orders = 0;
+};
+
+struct KeyView {
+  uint8_t index = 0;
+  uint32_t version = 0;
+  int64_t next_nonce = 0;
+  std::array<uint8_t, 32> pubkey{};
+};
+
+struct OrderView {
+  OrderUpdate o;
+  int64_t created_ns = 0;
+  int64_t updated_ns = 0;
+};
+
+struct AccountView {
+  AccountIndex index = 0;
+  AccountIndex master = 0;
+  std::array<uint8_t, 20> l1_address{};
+  Usdc collateral = 0;
+  std::vector<PositionView> positions;  // by market
+  std::vector<OrderView> orders;        // open orders, oldest first
+  std::vector<KeyView> keys;            // by index
+  std::vector<TradeRecord> trades;      // the last kAccountTrades, oldest first
+  uint64_t trade_count = 0;
+  int64_t engine_ts_ns = 0;
+  uint64_t version = 0;
+
+  const KeyView* key(uint8_t i) const {
+    for (const auto& k : keys)
+      if (k.index == i) return &k;
+    return nullptr;
+  }
+  const PositionView* position(MarketId m) const {
+    for (const auto& p : positions)
+      if (p.market == m) return &p;
+    return nullptr;
+  }
+};
+
+// Insert-only open addressing of account index -> current view. One writer (the apply thread).
+class AccountTable {
+ public:
+  AccountTable(size_t capacity_pow2, size_t max_readers);
+  ~AccountTable();
+  AccountTable(const AccountTable&) = delete;
+  AccountTable& operator=(const AccountTable&) = delete;
+
+  EpochDomain::Reader reader() { return domain_.reader(); }
+  // Reader, inside reader.read(): the view or nullptr.
+  const AccountView* find(AccountIndex a) const;
+  size_t size() const { return size_.load(std::memory_order_relaxed); }
+
+  // Writer: false when the table is full.
+  bool publish(std::unique_ptr<AccountView> v);
+  std::unique_ptr<AccountView> take_spare();  // a recycled view (vectors keep their capacity)
+  void collect();
+
+ private:
+  struct Entry {
+    std::atomic<uint64_t> key{0};  // account index + 1; 0 = empty
+    std::atomic<AccountView*> view{nullptr};
+  };
+  struct Retired {
+    AccountView* v;
+    uint64_t tag;
+  };
+  size_t slot_of(AccountIndex a) const;
+  std::vector<Entry> entries_;
+  size_t mask_;
+  std::atomic<size_t> size_{0};
+  EpochDomain domain_;
+  std::vector<Retired> retired_;  // writer only
+  std::vector<AccountView*> spare_;
+};
+
+struct ReadSideConfig {
+  size_t max_readers = 16;
+  size_t account_capacity = 1 << 20;  // power of 2; at most ~70% used
+  size_t log_capacity = 1 << 16;      // updates kept for WS fan-out (power of 2)
+  int64_t history_interval_ns = 20'000'000;
+};
+
+// Written by the apply thread only; read by anyone through the accessors.
+class ReadSide {
+ public:
+  static constexpr size_t kHistoryTrades = 100;
+  static constexpr size_t kHistoryCandles = 500;
+  static constexpr size_t kAccountTrades = 100;
+
+  explicit ReadSide(const ReadSideConfig& cfg);
+  ReadSide(const ReadSide&) = delete;
+  ReadSide& operator=(const ReadSide&) = delete;
+
+  // Before the apply thread starts: the views of a recovered engine's state (candles and trade
+  // history start empty: they are not part of the engine state).
+  void seed(const Engine& e, int64_t now_ns);
+  // apply thread
+  void apply(const StateUpdate& u);
+  // Publishes what changed since the last call; history only when due (or `force`).
+  void publish(int64_t now_ns, bool force_history);
+  bool history_dirty() const { return !history_changed_.empty(); }
+
+  // readers
+  Published<MarketView>& market(MarketId m) { return *markets_[m]; }
+  Published<MarketHistory>& history(MarketId m) { return *histories_[m]; }
+  AccountTable& accounts() { return accounts_; }
+  const BroadcastLog<StateUpdate>& log() const { return log_; }
+  // Markets that exist, as a bit set the readers may load at any time.
+  bool market_exists(MarketId m) const {
+    return (exists_[m >> 6].load(std::memory_order_acquire) >> (m & 63)) & 1;
+  }
+
+ private:
+  struct MarketState {
+    MarketView view;
+    std::vector<TradeRecord> trades;
+    std::array<std::vector<Candle>, kResolutions> candles;
+    bool changed = false, history_changed = false;
+  };
+  struct AccountState {
+    AccountView view;  // orders / trades kept in the containers below while writing
+    absl::flat_hash_map<OrderIndex, OrderView> orders;
+    std::vector<TradeRecord> trades;  // ring of kAccountTrades
+    size_t trade_head = 0;
+    bool changed = false;
+  };
+  AccountState& account(AccountIndex a);
+  void touch(AccountState& s);
+  void touch(MarketState& m);
+  void on_trade(const StateUpdate& u);
+  void on_order(const StateUpdate& u);
+  void publish_account(AccountState& s);
+  void publish_history(MarketState& m);
+  void refresh_daily(MarketState& m);
+
+  ReadSideConfig cfg_;
+  std::vector<std::unique_ptr<Published<MarketView>>> markets_;
+  std::vector<std::unique_ptr<Published<MarketHistory>>> histories_;
+  std::vector<MarketState> mstate_;
+  AccountTable accounts_;
+  absl::flat_hash_map<AccountIndex, std::unique_ptr<AccountState>> astate_;
+  std::vector<AccountState*> accounts_changed_;
+  std::vector<MarketId> markets_changed_, history_changed_;
+  BroadcastLog<StateUpdate> log_;
+  std::atomic<uint64_t> exists_[4] = {};
+  int64_t last_history_ns_ = 0;
+};
+
+}  // namespace tachyon::pipe

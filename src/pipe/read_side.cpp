@@ -1,0 +1,438 @@
+#include "tachyon/pipe/read_side.hpp"
+
+#include <algorithm>
+
+namespace tachyon::pipe {
+
+int resolution_index(std::string_view name) {
+  for (int i = 0; i < kResolutions; ++i)
+    if (name == kResolutionNames[i]) return i;
+  return -1;
+}
+
+// ---- AccountTable ----
+
+AccountTable::AccountTable(size_t capacity_pow2, size_t max_readers)
+    : entries_(capacity_pow2), mask_(capacity_pow2 - 1), domain_(max_readers) {
+  TACHYON_ASSERT((capacity_pow2 & mask_) == 0, "AccountTable capacity must be a power of 2");
+  retired_.reserve(1024);
+  spare_.reserve(1024);
+}
+
+AccountTable::~AccountTable() {
+  for (auto& e : entries_) delete e.view.load();
+  for (auto& r : retired_) delete r.v;
+  for (AccountView* v : spare_) delete v;
+}
+
+size_t AccountTable::slot_of(AccountIndex a) const {
+  return static_cast<size_t>((a * 0x9E3779B97F4A7C15ull) >> 20) & mask_;
+}
+
+const AccountView* AccountTable::find(AccountIndex a) const {
+  for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
+    const uint64_t k = entries_[i].key.load(std::memory_order_acquire);
+    if (k == 0) return nullptr;
+    if (k == a + 1) return entries_[i].view.load(std::memory_order_acquire);
+  }
+  return nullptr;
+}
+
+bool AccountTable::publish(std::unique_ptr<AccountView> v) {
+  const AccountIndex a = v->index;
+  for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
+    Entry& e = entries_[i];
+    const uint64_t k = e.key.load(std::memory_order_relaxed);
+    if (k == 0) {
+      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) return false;
+      e.view.store(v.release(), std::memory_order_release);
+      e.key.store(a + 1, std::memory_order_release);
+      size_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    if (k == a + 1) {
+      AccountView* old = e.view.exchange(v.release(), std::memory_order_seq_cst);
+      retired_.push_back({old, domain_.retire_tag()});
+      return true;
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<AccountView> AccountTable::take_spare() {
+  if (spare_.empty()) return nullptr;
+  AccountView* v = spare_.back();
+  spare_.pop_back();
+  return std::unique_ptr<AccountView>(v);
+}
+
+void AccountTable::collect() {
+  if (retired_.empty()) return;
+  const uint64_t safe = domain_.safe_below();
+  size_t kept = 0;
+  for (auto& r : retired_) {
+    if (r.tag < safe) {
+      spare_.push_back(r.v);
+    } else {
+      retired_[kept++] = r;
+    }
+  }
+  retired_.resize(kept);
+}
+
+// ---- ReadSide ----
+
+ReadSide::ReadSide(const ReadSideConfig& cfg)
+    : cfg_(cfg),
+      mstate_(kMaxMarkets),
+      accounts_(cfg.account_capacity, cfg.max_readers),
+      log_(cfg.log_capacity) {
+  for (int m = 0; m < kMaxMarkets; ++m) {
+    markets_.push_back(std::make_unique<Published<MarketView>>(cfg.max_readers));
+    markets_.back()->enable_recycling(8);
+    histories_.push_back(std::make_unique<Published<MarketHistory>>(cfg.max_readers));
+    histories_.back()->enable_recycling(8);
+    mstate_[m].view.id = static_cast<MarketId>(m);
+  }
+  astate_.reserve(1 << 12);
+}
+
+ReadSide::AccountState& ReadSide::account(AccountIndex a) {
+  auto& p = astate_[a];
+  if (!p) {
+    p = std::make_unique<AccountState>();
+    p->view.index = a;
+    p->view.master = a;
+    p->trades.reserve(kAccountTrades);
+  }
+  return *p;
+}
+
+void ReadSide::touch(AccountState& s) {
+  if (!s.changed) {
+    s.changed = true;
+    accounts_changed_.push_back(&s);
+  }
+}
+
+void ReadSide::touch(MarketState& m) {
+  if (!m.changed) {
+    m.changed = true;
+    markets_changed_.push_back(m.view.id);
+  }
+}
+
+void ReadSide::apply(const StateUpdate& u) {
+  log_.append(u);
+  switch (u.type) {
+    case UpdateType::kMarket: {
+      MarketState& m = mstate_[u.market.market];
+      m.view.params = u.market.params;
+      m.view.quote_multiplier = pow10_i64(kQuoteDecimals - u.market.params.size_decimals -
+                                          u.market.params.price_decimals);
+      m.view.engine_ts_ns = u.time_ns;
+      touch(m);
+      exists_[m.view.id >> 6].fetch_or(uint64_t{1} << (m.view.id & 63), std::memory_order_release);
+      break;
+    }
+    case UpdateType::kMarkPrice: {
+      MarketState& m = mstate_[u.mark.market];
+      m.view.mark_price = u.mark.mark;
+      m.view.index_price = u.mark.index;
+      m.view.open_interest = u.mark.open_interest;
+      m.view.engine_ts_ns = u.time_ns;
+      touch(m);
+      break;
+    }
+    case UpdateType::kTrade: on_trade(u); break;
+    case UpdateType::kOrderAdded:
+    case UpdateType::kOrderReduced:
+    case UpdateType::kOrderRemoved: on_order(u); break;
+    case UpdateType::kPosition: {
+      AccountState& s = account(u.position.account);
+      auto& ps = s.view.positions;
+      auto it = std::lower_bound(ps.begin(), ps.end(), u.position.market,
+                                 [](const PositionView& p, MarketId m) { return p.market < m; });
+      if (it == ps.end() || it->market != u.position.market) {
+        it = ps.insert(it, PositionView{});
+        it->market = u.position.market;
+      }
+      it->size = u.position.size;
+      it->entry_notional = u.position.entry_notional;
+      it->realized_pnl = u.position.realized_pnl;
+      s.view.engine_ts_ns = u.time_ns;
+      touch(s);
+      break;
+    }
+    case UpdateType::kBalance: {
+      AccountState& s = account(u.balance.account);
+      s.view.collateral = u.balance.collateral;
+      s.view.engine_ts_ns = u.time_ns;
+      touch(s);
+      break;
+    }
+    case UpdateType::kAccount: {
+      AccountState& s = account(u.account.account);
+      s.view.master = u.account.master;
+      s.view.l1_address = u.account.l1_address;
+      s.view.engine_ts_ns = u.time_ns;
+      touch(s);
+      break;
+    }
+    case UpdateType::kApiKey: {
+      AccountState& s = account(u.api_key.account);
+      auto& ks = s.view.keys;
+      auto it = std::lower_bound(ks.begin(), ks.end(), u.api_key.key_index,
+                                 [](const KeyView& k, uint8_t i) { return k.index < i; });
+      if (it == ks.end() || it->index != u.api_key.key_index) it = ks.insert(it, KeyView{});
+      it->index = u.api_key.key_index;
+      it->version = u.api_key.version;
+      it->next_nonce = u.api_key.next_nonce;
+      it->pubkey = u.api_key.pubkey;
+      touch(s);
+      break;
+    }
+    case UpdateType::kTxResult: {
+      if (u.result.next_nonce < 0) break;
+      auto f = astate_.find(u.result.account);
+      if (f == astate_.end()) break;
+      for (auto& k : f->second->view.keys) {
+        if (k.index == u.result.api_key_index) k.next_nonce = u.result.next_nonce;
+      }
+      touch(*f->second);
+      break;
+    }
+  }
+}
+
+void ReadSide::on_trade(const StateUpdate& u) {
+  const TradeUpdate& t = u.trade;
+  MarketState& m = mstate_[t.market];
+  const TradeRecord rec{t, u.time_ns};
+  m.view.last_trade_price = t.price;
+  ++m.view.trade_count;
+  m.view.engine_ts_ns = u.time_ns;
+  touch(m);
+  if (m.trades.size() == kHistoryTrades) m.trades.erase(m.trades.begin());
+  m.trades.push_back(rec);
+  const int64_t t_ms = u.time_ns / 1'000'000;
+  const Usdc quote = t.price * t.size * m.view.quote_multiplier;
+  for (int r = 0; r < kResolutions; ++r) {
+    auto& cs = m.candles[r];
+    const int64_t len = kResolutionSeconds[r] * 1000;
+    const int64_t start = t_ms - t_ms % len;
+    if (cs.empty() || cs.back().start_ms < start) {
+      if (cs.size() == kHistoryCandles) cs.erase(cs.begin());
+      cs.push_back(Candle{start, t.price, t.price, t.price, t.price, 0, 0, 0, 0});
+    }
+    Candle& c = cs.back();
+    c.high = std::max(c.high, t.price);
+    c.low = std::min(c.low, t.price);
+    c.close = t.price;
+    c.volume_base += t.size;
+    c.volume_quote += quote;
+    ++c.trades;
+    c.last_trade_id = t.trade_id;
+  }
+  if (!m.history_changed) {
+    m.history_changed = true;
+    history_changed_.push_back(t.market);
+  }
+  for (AccountIndex a : {t.maker, t.taker}) {
+    AccountState& s = account(a);
+    if (s.trades.size() < kAccountTrades) {
+      s.trades.push_back(rec);
+    } else {
+      s.trades[s.trade_head] = rec;
+      s.trade_head = (s.trade_head + 1) % kAccountTrades;
+    }
+    ++s.view.trade_count;
+    s.view.engine_ts_ns = u.time_ns;
+    touch(s);
+    if (t.maker == t.taker) break;
+  }
+}
+
+void ReadSide::on_order(const StateUpdate& u) {
+  const OrderUpdate& o = u.order;
+  AccountState& s = account(o.account);
+  auto open_side = [&](MarketId m, bool is_ask, Lots delta, int orders) {
+    auto& ps = s.view.positions;
+    auto it = std::lower_bound(ps.begin(), ps.end(), m,
+                               [](const PositionView& p, MarketId x) { return p.market < x; });
+    if (it == ps.end() || it->market != m) {
+      it = ps.insert(it, PositionView{});
+      it->market = m;
+    }
+    (is_ask ? it->sell_open : it->buy_open) += delta;
+    it->open_orders = static_cast<uint32_t>(static_cast<int>(it->open_orders) + orders);
+  };
+  if (u.type == UpdateType::kOrderAdded) {
+    s.orders[o.order_index] = OrderView{o, u.time_ns, u.time_ns};
+    open_side(o.market, o.is_ask, o.remaining, 1);
+  } else {
+    auto it = s.orders.find(o.order_index);
+    if (it == s.orders.end()) return;  // a taker that never rested
+    const Lots before = it->second.o.remaining;
+    if (u.type == UpdateType::kOrderRemoved) {
+      open_side(o.market, o.is_ask, -before, -1);
+      s.orders.erase(it);
+    } else {
+      open_side(o.market, o.is_ask, o.remaining - before, 0);
+      it->second.o = o;
+      it->second.updated_ns = u.time_ns;
+    }
+  }
+  s.view.engine_ts_ns = u.time_ns;
+  touch(s);
+}
+
+void ReadSide::refresh_daily(MarketState& m) {
+  MarketView& v = m.view;
+  v.daily_open = v.daily_high = v.daily_low = 0;
+  v.daily_base = v.daily_quote = 0;
+  v.daily_trades = 0;
+  const int64_t now_ms = v.engine_ts_ns / 1'000'000;
+  bool first = true;
+  for (const Candle& c : m.candles[4]) {  // hourly
+    if (c.start_ms + 3'600'000 <= now_ms - 86'400'000) continue;
+    if (first) {
+      v.daily_open = c.open;
+      v.daily_high = c.high;
+      v.daily_low = c.low;
+      first = false;
+    }
+    v.daily_high = std::max(v.daily_high, c.high);
+    v.daily_low = std::min(v.daily_low, c.low);
+    v.daily_base += c.volume_base;
+    v.daily_quote += c.volume_quote;
+    v.daily_trades += c.trades;
+  }
+}
+
+void ReadSide::publish_account(AccountState& s) {
+  std::unique_ptr<AccountView> v = accounts_.take_spare();
+  if (!v) v = std::make_unique<AccountView>();
+  ++s.view.version;
+  v->index = s.view.index;
+  v->master = s.view.master;
+  v->l1_address = s.view.l1_address;
+  v->collateral = s.view.collateral;
+  v->positions.assign(s.view.positions.begin(), s.view.positions.end());
+  v->keys.assign(s.view.keys.begin(), s.view.keys.end());
+  v->orders.clear();
+  for (const auto& [id, o] : s.orders) v->orders.push_back(o);
+  std::sort(v->orders.begin(), v->orders.end(), [](const OrderView& a, const OrderView& b) {
+    return a.o.order_index < b.o.order_index;
+  });
+  v->trades.clear();
+  for (size_t i = 0; i < s.trades.size(); ++i)
+    v->trades.push_back(s.trades[(s.trade_head + i) % s.trades.size()]);
+  v->trade_count = s.view.trade_count;
+  v->engine_ts_ns = s.view.engine_ts_ns;
+  v->version = s.view.version;
+  (void)accounts_.publish(std::move(v));
+}
+
+void ReadSide::publish_history(MarketState& m) {
+  std::unique_ptr<MarketHistory> h = histories_[m.view.id]->take_spare();
+  if (!h) h = std::make_unique<MarketHistory>();
+  h->id = m.view.id;
+  h->trades.assign(m.trades.begin(), m.trades.end());
+  for (int r = 0; r < kResolutions; ++r)
+    h->candles[r].assign(m.candles[r].begin(), m.candles[r].end());
+  h->engine_ts_ns = m.view.engine_ts_ns;
+  histories_[m.view.id]->publish(std::move(h));
+}
+
+void ReadSide::publish(int64_t now_ns, bool force_history) {
+  for (MarketId id : markets_changed_) {
+    MarketState& m = mstate_[id];
+    m.changed = false;
+    refresh_daily(m);
+    ++m.view.version;
+    std::unique_ptr<MarketView> v = markets_[id]->take_spare();
+    if (!v) v = std::make_unique<MarketView>();
+    *v = m.view;
+    markets_[id]->publish(std::move(v));
+  }
+  markets_changed_.clear();
+  for (AccountState* s : accounts_changed_) {
+    s->changed = false;
+    publish_account(*s);
+  }
+  accounts_changed_.clear();
+  if (!history_changed_.empty() &&
+      (force_history || now_ns - last_history_ns_ >= cfg_.history_interval_ns)) {
+    for (MarketId id : history_changed_) {
+      mstate_[id].history_changed = false;
+      publish_history(mstate_[id]);
+    }
+    history_changed_.clear();
+    last_history_ns_ = now_ns;
+  }
+  accounts_.collect();
+}
+
+void ReadSide::seed(const Engine& e, int64_t now_ns) {
+  for (int mi = 0; mi < kMaxMarkets; ++mi) {
+    const Market* m = e.market(static_cast<MarketId>(mi));
+    if (m == nullptr) continue;
+    StateUpdate u;
+    u.type = UpdateType::kMarket;
+    u.time_ns = now_ns;
+    u.market = MarketUpdate{m->id, m->params.status, m->params};
+    apply(u);
+    u = StateUpdate();
+    u.type = UpdateType::kMarkPrice;
+    u.time_ns = now_ns;
+    u.mark = MarkPriceUpdate{m->mark_price, m->index_price, m->open_interest, m->id};
+    apply(u);
+    MarketState& ms = mstate_[m->id];
+    ms.view.last_trade_price = m->last_trade_price;
+    ms.view.trade_count = m->trade_count;
+  }
+  for (const Account& a : e.accounts()) {
+    StateUpdate u;
+    u.type = UpdateType::kAccount;
+    u.time_ns = now_ns;
+    u.account = AccountUpdate{a.index, a.master, a.l1_address};
+    apply(u);
+    u = StateUpdate();
+    u.type = UpdateType::kBalance;
+    u.time_ns = now_ns;
+    u.balance = BalanceUpdate{a.index, a.collateral, 0, BalanceReason::kDeposit};
+    apply(u);
+    for (const ApiKey& k : a.keys) {
+      u = StateUpdate();
+      u.type = UpdateType::kApiKey;
+      u.time_ns = now_ns;
+      u.api_key = ApiKeyUpdate{a.index, k.version, k.index, k.next_nonce, k.pubkey};
+      apply(u);
+    }
+    for (const Position& p : a.positions) {
+      u = StateUpdate();
+      u.type = UpdateType::kPosition;
+      u.time_ns = now_ns;
+      u.position = PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl, p.market};
+      apply(u);
+      AccountState& s = account(a.index);
+      for (auto& pv : s.view.positions)
+        if (pv.market == p.market) pv.imf = p.imf;
+    }
+    for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next) {
+      const Order& o = e.orders()[slot];
+      u = StateUpdate();
+      u.type = UpdateType::kOrderAdded;
+      u.time_ns = now_ns;
+      u.order =
+          OrderUpdate{o.order_index, o.client_order_index,  o.account,    o.price,  o.remaining,
+                      o.initial,     o.expiry_ms,           o.market,     o.is_ask, o.type,
+                      o.tif,         RemoveReason::kFilled, o.reduce_only};
+      apply(u);
+    }
+  }
+  publish(now_ns, true);
+}
+
+}  // namespace tachyon::pipe
