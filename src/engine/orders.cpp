@@ -3,32 +3,17 @@
 
 #include "context.hpp"
 #include "tachyon/engine/engine.hpp"
+#include "tachyon/engine/order_checks.hpp"
 
 namespace tachyon {
 
 namespace {
 Lots abs_lots(Lots v) { return v < 0 ? -v : v; }
 
-Reject check_market_status(const Market& m, TimeInForce tif, bool reduce_only) {
-  switch (m.params.status) {
-    case MarketStatus::kActive: return Reject::kOk;
-    case MarketStatus::kPostOnly:
-      return tif == TimeInForce::kPostOnly ? Reject::kOk : Reject::kMarketStatus;
-    case MarketStatus::kReduceOnly: return reduce_only ? Reject::kOk : Reject::kMarketStatus;
-    case MarketStatus::kHalted: return Reject::kMarketStatus;
-  }
-  return Reject::kMarketStatus;
-}
 }  // namespace
 
 Reject Engine::check_price_band(const Market& m, bool is_ask, Ticks price) const {
-  const __int128 lhs = static_cast<__int128>(price) * kFractionOne;
-  const __int128 mark = m.mark_price;
-  if (!is_ask && lhs > mark * (kFractionOne + m.params.price_band))
-    return Reject::kPriceBandFatFinger;
-  if (is_ask && lhs < mark * (kFractionOne - m.params.price_band))
-    return Reject::kPriceBandFatFinger;
-  return Reject::kOk;
+  return check_limit_band(m.params, m.mark_price, is_ask, price);
 }
 
 Lots Engine::reduce_only_room(const Account& a, MarketId m, bool is_ask) const {
@@ -59,39 +44,14 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   // market and its status
   if (o.market >= kMaxMarkets || !markets_[o.market].exists) return Reject::kInvalidMarket;
   Market& m = markets_[o.market];
-  if (Reject r = check_market_status(m, o.tif, o.reduce_only); r != Reject::kOk) return r;
-  // order shape
-  const bool is_market = o.type == OrderType::kMarket;
-  if (o.type != OrderType::kLimit && !is_market) return Reject::kInvalidOrderType;
-  if (static_cast<uint8_t>(o.tif) > static_cast<uint8_t>(TimeInForce::kPostOnly))
-    return Reject::kInvalidTimeInForce;
-  if (o.is_ask > 1 || o.reduce_only > 1) return Reject::kInvalidTxInfo;
-  if (static_cast<uint8_t>(o.stp) > static_cast<uint8_t>(StpMode::kDecrement))
-    return Reject::kInvalidStpMode;
-  if (o.trigger_price != 0) return Reject::kInvalidTrigger;
-  if (is_market && o.tif != TimeInForce::kIoc) return Reject::kInvalidTimeInForce;
-  if (o.tif == TimeInForce::kIoc ? o.order_expiry_ms != 0 : o.order_expiry_ms <= c.now_ms)
-    return Reject::kInvalidExpiry;
-  if (o.client_order_index > kMaxClientOrderIndex) return Reject::kInvalidClientOrderIndex;
+  if (Reject r = check_market_status(m.params.status, o.tif, o.reduce_only); r != Reject::kOk)
+    return r;
+  if (Reject r = check_order_shape(o, c.now_ms); r != Reject::kOk) return r;
   if (o.client_order_index != 0 && coi_slot_.contains(CoiKey{a->index, o.client_order_index}))
     return Reject::kClientOrderIndexExists;
-  // amounts
-  if (o.base_amount < 0 || o.base_amount > kMaxBaseAmount || (o.base_amount == 0 && !o.reduce_only))
-    return Reject::kInvalidBaseAmount;
-  if (o.price <= 0 || o.price > kMaxPriceTicks) return Reject::kInvalidPrice;
-  if (!o.reduce_only) {  // reduce-only may close dust below the minimums
-    if (o.base_amount < m.params.min_base_lots) return Reject::kInvalidBaseAmount;
-    if (m.notional(o.base_amount, o.price) < m.params.min_quote_usdc) return Reject::kInvalidAmount;
-  }
-  // price bands against the mark
-  const __int128 mark = m.mark_price;
-  const __int128 px = static_cast<__int128>(o.price) * kFractionOne;
-  if (!is_market) {
-    if (Reject r = check_price_band(m, o.is_ask, o.price); r != Reject::kOk) return r;
-  } else if (o.is_ask ? px > mark * (kFractionOne + m.params.price_band)
-                      : px < mark * (kFractionOne - m.params.price_band)) {
-    return Reject::kFarFromMark;  // a protection bound that can never fill near the mark
-  }
+  const OrderMarket om{m.params, m.mark_price, m.quote_multiplier};
+  if (Reject r = check_order_amounts(o, om); r != Reject::kOk) return r;
+  if (Reject r = check_order_band(o, om); r != Reject::kOk) return r;
   // reduce-only: only ever shrinks the position
   Lots size = o.base_amount;
   if (o.reduce_only) {
@@ -134,6 +94,8 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   ord.stp = o.stp;
   out = ord.order_index;
   Ticks bound = o.price;
+  const bool is_market = o.type == OrderType::kMarket;
+  const __int128 mark = m.mark_price;
   if (is_market) {  // price protection: never walk further than the market's band from mark
     const Bps4 prot = m.params.market_protection;
     if (o.is_ask) {

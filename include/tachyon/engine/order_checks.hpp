@@ -1,0 +1,78 @@
+#pragma once
+// The stateless order checks, in the documented precedence (ENGINE.md): market status, shape,
+// amounts, price band. Pure functions of the order and market numbers, so the engine (the
+// authority) and the api workers' dry-run (against snapshots) run the same code.
+#include "tachyon/core/reject.hpp"
+#include "tachyon/core/units.hpp"
+#include "tachyon/engine/tx.hpp"
+
+namespace tachyon {
+
+struct OrderMarket {
+  const MarketParams& params;
+  Ticks mark;
+  int64_t quote_multiplier;
+};
+
+inline Reject check_market_status(MarketStatus status, TimeInForce tif, bool reduce_only) {
+  switch (status) {
+    case MarketStatus::kActive: return Reject::kOk;
+    case MarketStatus::kPostOnly:
+      return tif == TimeInForce::kPostOnly ? Reject::kOk : Reject::kMarketStatus;
+    case MarketStatus::kReduceOnly: return reduce_only ? Reject::kOk : Reject::kMarketStatus;
+    case MarketStatus::kHalted: return Reject::kMarketStatus;
+  }
+  return Reject::kMarketStatus;
+}
+
+// Type, time in force, flags, self-trade mode, trigger, expiry, client order index range.
+inline Reject check_order_shape(const CreateOrderTx& o, int64_t now_ms) {
+  const bool is_market = o.type == OrderType::kMarket;
+  if (o.type != OrderType::kLimit && !is_market) return Reject::kInvalidOrderType;
+  if (static_cast<uint8_t>(o.tif) > static_cast<uint8_t>(TimeInForce::kPostOnly))
+    return Reject::kInvalidTimeInForce;
+  if (o.is_ask > 1 || o.reduce_only > 1) return Reject::kInvalidTxInfo;
+  if (static_cast<uint8_t>(o.stp) > static_cast<uint8_t>(StpMode::kDecrement))
+    return Reject::kInvalidStpMode;
+  if (o.trigger_price != 0) return Reject::kInvalidTrigger;
+  if (is_market && o.tif != TimeInForce::kIoc) return Reject::kInvalidTimeInForce;
+  if (o.tif == TimeInForce::kIoc ? o.order_expiry_ms != 0 : o.order_expiry_ms <= now_ms)
+    return Reject::kInvalidExpiry;
+  if (o.client_order_index > kMaxClientOrderIndex) return Reject::kInvalidClientOrderIndex;
+  return Reject::kOk;
+}
+
+// Base amount, price range, minimum size and notional.
+inline Reject check_order_amounts(const CreateOrderTx& o, const OrderMarket& m) {
+  if (o.base_amount < 0 || o.base_amount > kMaxBaseAmount || (o.base_amount == 0 && !o.reduce_only))
+    return Reject::kInvalidBaseAmount;
+  if (o.price <= 0 || o.price > kMaxPriceTicks) return Reject::kInvalidPrice;
+  if (!o.reduce_only) {  // reduce-only may close dust below the minimums
+    if (o.base_amount < m.params.min_base_lots) return Reject::kInvalidBaseAmount;
+    const __int128 notional = static_cast<__int128>(o.base_amount) * o.price * m.quote_multiplier;
+    if (notional < m.params.min_quote_usdc) return Reject::kInvalidAmount;
+  }
+  return Reject::kOk;
+}
+
+// A limit price far through the mark is a fat finger; a market order whose protection bound
+// can never fill near the mark is refused too.
+inline Reject check_limit_band(const MarketParams& p, Ticks mark_price, bool is_ask, Ticks price) {
+  const __int128 lhs = static_cast<__int128>(price) * kFractionOne;
+  const __int128 mark = mark_price;
+  if (!is_ask && lhs > mark * (kFractionOne + p.price_band)) return Reject::kPriceBandFatFinger;
+  if (is_ask && lhs < mark * (kFractionOne - p.price_band)) return Reject::kPriceBandFatFinger;
+  return Reject::kOk;
+}
+
+inline Reject check_order_band(const CreateOrderTx& o, const OrderMarket& m) {
+  if (o.type != OrderType::kMarket) return check_limit_band(m.params, m.mark, o.is_ask, o.price);
+  const __int128 mark = m.mark;
+  const __int128 px = static_cast<__int128>(o.price) * kFractionOne;
+  if (o.is_ask ? px > mark * (kFractionOne + m.params.price_band)
+               : px < mark * (kFractionOne - m.params.price_band))
+    return Reject::kFarFromMark;
+  return Reject::kOk;
+}
+
+}  // namespace tachyon
