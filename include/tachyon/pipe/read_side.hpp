@@ -88,6 +88,7 @@ struct OrderView {
   OrderUpdate o;
   int64_t created_ns = 0;
   int64_t updated_ns = 0;
+  bool removed = false;  // in change lists: the order left the book (o.reason says why)
 };
 
 struct AccountView {

@@ -1,0 +1,40 @@
+#pragma once
+// JSON shapes of Lighter's objects (LIGHTER_API.md §1.2, §2.1, §4) from read-side views, with
+// prices and sizes at exactly the market's decimals.
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include "tachyon/api/json_writer.hpp"
+#include "tachyon/pipe/read_side.hpp"
+
+namespace tachyon::api {
+
+using MarketLookup = std::function<std::optional<pipe::MarketView>(MarketId)>;
+
+std::string_view symbol_of(const MarketParams& p);
+std::string_view order_status(RemoveReason r);
+std::string_view order_type_name(OrderType t);
+std::string_view tif_name(TimeInForce t);
+
+void write_market_details(JsonWriter& w, const pipe::MarketView& m, bool full);
+void write_market_stats(JsonWriter& w, const pipe::MarketView& m);
+void write_trade(JsonWriter& w, const pipe::TradeRecord& t, const pipe::MarketView& m);
+// `status` empty: "open".
+void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_t updated_ns,
+                 const pipe::MarketView& m, std::string_view status);
+void write_position(JsonWriter& w, const pipe::AccountView& a, const pipe::PositionView& p,
+                    const MarketLookup& markets);
+// The /account entry (also account_all's `account`).
+void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets);
+// user_stats' `stats`.
+void write_user_stats(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets);
+void write_candle(JsonWriter& w, const pipe::Candle& c, const pipe::MarketView& m);
+
+struct AccountFigures {
+  __int128 tav = 0, imr = 0, mmr = 0, position_value = 0;
+  __int128 available = 0;
+};
+AccountFigures account_figures(const pipe::AccountView& a, const MarketLookup& markets);
+
+}  // namespace tachyon::api

@@ -1,0 +1,35 @@
+#pragma once
+// The api server: Boost.Beast on Asio, N worker threads with one io_context each. HTTP/1.1
+// keep-alive and WebSocket (/stream) share the public port; the admin listener (loopback) takes
+// operator txs, /metrics and the snapshot trigger. Accepted sockets are spread over the workers;
+// the apply thread wakes a worker through an eventfd its io_context waits on.
+#include <memory>
+
+#include "tachyon/api/worker.hpp"
+#include "tachyon/core/status.hpp"
+
+namespace tachyon::api {
+
+class ApiServer {
+ public:
+  ApiServer(ApiShared& shared, pipe::Pipeline& pipe);
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // Binds both listeners (port 0 picks a free port) and starts the workers. Call after the
+  // pipeline's set_notify() is free to be taken: start() installs its own.
+  Status start();
+  // Stops accepting; keeps the workers running (they still deliver replies).
+  void stop_accepting();
+  // Delivers what the pipeline routed last, then stops the workers and closes every connection.
+  void stop();
+  int port() const;
+  int admin_port() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tachyon::api

@@ -1,0 +1,182 @@
+#pragma once
+// The api worker's logic, free of Beast (server.cpp holds the sockets): REST routing, sendTx with
+// dry-run and deferred replies, WebSocket subscriptions and fan-out from the read side. One
+// WorkerLogic per worker thread; nothing in it is shared except through ApiShared.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
+#include "tachyon/api/dry_run.hpp"
+#include "tachyon/pipe/pipeline.hpp"
+
+namespace tachyon::api {
+
+struct ApiConfig {
+  std::string listen_address = "127.0.0.1";
+  int port = 8080;  // 0: any free port (tests)
+  std::string admin_address = "127.0.0.1";
+  int admin_port = 8081;
+  uint32_t workers = 2;
+  uint32_t chain_id = 304;
+  size_t max_body_bytes = 64 * 1024;
+  size_t max_ws_message_bytes = 64 * 1024;
+  size_t max_subscriptions = 100;
+  size_t ws_queue_bytes = 4 << 20;  // per connection; beyond: one resync, then close
+  int idle_timeout_s = 120;
+  uint32_t max_connections = 1000;
+  uint32_t max_connections_per_ip = 100;
+  double ip_rate_per_s = 200;  // requests and WS messages per IP (token bucket)
+  double ip_burst = 400;
+  size_t book_history = 1024;  // book deltas kept per market for resume (per worker)
+  PublicKey operator_pubkey{};
+};
+
+// State every worker shares: all synchronised.
+class ApiShared {
+ public:
+  explicit ApiShared(const ApiConfig& c) : cfg(c) {}
+  const ApiConfig cfg;
+  InflightNonces inflight;
+  std::atomic<bool> ready{false};
+  std::atomic<int64_t> operator_nonce{0};
+  std::atomic<uint64_t> connections{0};
+  std::function<std::string()> snapshot_trigger;  // admin: returns a status line
+  std::function<std::string()> metrics_text;      // admin /metrics
+  int64_t start_ms = 0;
+
+  bool ip_connect(const std::string& ip);  // false: too many connections from ip
+  void ip_disconnect(const std::string& ip);
+  bool ip_allow(const std::string& ip);  // rate limit: false means 429 / 23000
+
+ private:
+  struct IpState {
+    uint32_t conns = 0;
+    double tokens = 0;
+    int64_t last_ns = 0;
+  };
+  std::mutex mu_;
+  absl::flat_hash_map<std::string, IpState> ips_;
+};
+
+struct HttpRequest {
+  std::string_view method;
+  std::string_view target;  // path + query
+  std::string_view body;
+  std::string_view content_type;
+  std::string_view authorization;
+  std::string ip;
+  bool admin = false;  // arrived on the admin listener
+};
+struct HttpReply {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+};
+using ReplyFn = std::function<void(HttpReply)>;
+
+// A WebSocket connection as the logic sees it (server.cpp implements it on Beast).
+class WsConn {
+ public:
+  virtual ~WsConn() = default;
+  virtual void send_text(std::string frame) = 0;
+  virtual void close_conn(std::string_view reason) = 0;
+  virtual size_t queued_bytes() const = 0;
+  virtual void clear_queue() = 0;
+
+  uint64_t id = 0;
+  std::string ip;
+  uint64_t offset = 0;  // per-connection frame counter (`offset`)
+  bool resynced = false;
+  std::vector<std::string> subs;     // channel names as subscribed ("order_book/0")
+  int64_t last_rx_ns = 0;            // the last frame from the client (idle timeout)
+  std::vector<AccountIndex> authed;  // accounts this connection proved it holds a key of
+};
+
+class WorkerLogic {
+ public:
+  WorkerLogic(ApiShared& shared, pipe::Pipeline& pipe, uint32_t index);
+  ~WorkerLogic();
+
+  // REST (public or admin). `done` may be called later (sendTx waits for the sequencer).
+  void handle_http(const HttpRequest& req, ReplyFn done);
+  // WebSocket
+  void ws_open(const std::shared_ptr<WsConn>& c);
+  void ws_message(const std::shared_ptr<WsConn>& c, std::string_view text);
+  void ws_closed(const std::shared_ptr<WsConn>& c);
+  // The apply thread rang: route results, fan out what changed.
+  void on_wake();
+  // Once a second: keep-alive pings, market_stats refresh.
+  void on_tick();
+
+ private:
+  struct Pending {
+    std::function<void(const pipe::Result&)> done;
+  };
+  struct BookCache {
+    uint64_t nonce = 0;
+    std::vector<pipe::PriceLevel> bids, asks;
+    bool valid = false;
+  };
+  struct Sub {
+    std::weak_ptr<WsConn> conn;
+    std::string channel;  // as sent back ("order_book:0")
+  };
+
+  // REST handlers
+  HttpReply route(const HttpRequest& req, bool& deferred, ReplyFn& done);
+  HttpReply send_tx(const HttpRequest& req, bool batch, bool dry, bool& deferred, ReplyFn& done);
+  // Submits a dry-run-clean tx; `done` runs with the sequencer's result.
+  bool submit(const SignedTx& st, std::function<void(const pipe::Result&)> done);
+
+  // WS
+  void ws_subscribe(const std::shared_ptr<WsConn>& c, std::string_view channel,
+                    std::string_view auth, std::string_view id);
+  void ws_unsubscribe(const std::shared_ptr<WsConn>& c, std::string_view channel);
+  void ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view data_json, bool batch,
+                 std::string id);
+  void ws_resume(const std::shared_ptr<WsConn>& c, std::string_view channel, uint64_t nonce);
+  void push(WsConn& c, std::string frame);
+  void fan_out();
+  void fan_out_books();
+  void resync_all();
+
+  // frames
+  std::string book_frame(WsConn& c, MarketId m, bool snapshot, const BookCache& cache,
+                         const std::vector<pipe::PriceLevel>* dbids,
+                         const std::vector<pipe::PriceLevel>* dasks, uint64_t begin_nonce);
+  std::string market_stats_frame(WsConn& c, MarketId m, bool all, bool snapshot);
+  std::string trades_frame(WsConn& c, MarketId m, const std::vector<pipe::TradeRecord>& trades,
+                           bool snapshot);
+  std::string account_frame(WsConn& c, std::string_view kind, AccountIndex a, bool snapshot,
+                            const std::vector<pipe::TradeRecord>* new_trades,
+                            const std::vector<pipe::OrderView>* changed_orders, MarketId only);
+  bool refresh_book(MarketId m);  // loads the newest snapshot into the cache; true if it changed
+
+  ApiShared& shared_;
+  const ApiConfig& cfg_;
+  pipe::Pipeline& pipe_;
+  uint32_t index_;
+  DryRunner dry_;
+  std::vector<std::optional<pipe::Published<pipe::BookSnapshot>::Reader>> book_readers_;
+  std::vector<std::optional<pipe::Published<pipe::MarketHistory>::Reader>> history_readers_;
+  absl::flat_hash_map<uint64_t, Pending> pending_;
+  uint64_t next_cookie_ = 1;
+  uint64_t next_conn_id_ = 1;
+  uint64_t log_pos_ = 0;
+  std::vector<BookCache> books_;
+  // channel key -> subscribers (channel key = the subscribed name, e.g. "trade/0")
+  absl::flat_hash_map<std::string, std::vector<Sub>> subs_;
+  absl::flat_hash_map<uint64_t, std::weak_ptr<WsConn>> conns_;
+  int64_t last_stats_push_ns_ = 0;
+};
+
+}  // namespace tachyon::api

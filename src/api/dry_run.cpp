@@ -1,0 +1,147 @@
+#include "tachyon/api/dry_run.hpp"
+
+#include <algorithm>
+
+#include "tachyon/engine/margin.hpp"
+#include "tachyon/engine/order_checks.hpp"
+
+namespace tachyon::api {
+
+Reject InflightNonces::reserve(AccountIndex a, uint8_t key, int64_t nonce, bool skip,
+                               int64_t view_next) {
+  const uint64_t k = id(a, key);
+  Shard& s = shard(k);
+  std::lock_guard lk(s.mu);
+  auto it = s.next.find(k);
+  const int64_t expected = it == s.next.end() ? view_next : std::max(view_next, it->second);
+  if (skip ? nonce < expected : nonce != expected) return Reject::kInvalidNonce;
+  s.next[k] = nonce + 1;
+  return Reject::kOk;
+}
+
+void InflightNonces::settle(AccountIndex a, uint8_t key, int64_t nonce, bool accepted) {
+  const uint64_t k = id(a, key);
+  Shard& s = shard(k);
+  std::lock_guard lk(s.mu);
+  auto it = s.next.find(k);
+  if (it == s.next.end()) return;
+  if (!accepted || it->second <= nonce + 1) s.next.erase(it);
+}
+
+DryRunner::DryRunner(pipe::ReadSide& rs, uint32_t chain_id, InflightNonces& inflight)
+    : rs_(rs),
+      chain_id_(chain_id),
+      inflight_(inflight),
+      acct_reader_(rs.accounts().reader()),
+      market_readers_(kMaxMarkets) {}
+
+std::optional<pipe::MarketView> DryRunner::market(MarketId m) {
+  if (m >= kMaxMarkets || !rs_.market_exists(m)) return std::nullopt;
+  auto& r = market_readers_[m];
+  if (!r) r.emplace(rs_.market(m).reader());
+  return r->read([](const pipe::MarketView* v) -> std::optional<pipe::MarketView> {
+    if (v == nullptr) return std::nullopt;
+    return *v;
+  });
+}
+
+Reject DryRunner::check(SignedTx& st, int64_t now_ms, std::string& message) {
+  return run(st, now_ms, message, true);
+}
+Reject DryRunner::check_only(SignedTx& st, int64_t now_ms, std::string& message) {
+  return run(st, now_ms, message, false);
+}
+
+Reject DryRunner::run(SignedTx& st, int64_t now_ms, std::string& message, bool reserve) {
+  Tx& tx = st.tx;
+  if (tx.h.expired_at_ms != 0 && now_ms > tx.h.expired_at_ms) return Reject::kTxExpired;
+  return acct_reader_.read([&]() -> Reject {
+    const pipe::AccountView* a = rs_.accounts().find(tx.h.account);
+    if (a == nullptr) return Reject::kAccountNotFound;
+    const pipe::KeyView* k = a->key(tx.h.api_key_index);
+    if (k == nullptr) return Reject::kApiKeyNotFound;
+    if (!st.has_sig || !verify_tx(tx, chain_id_, st.sig, k->pubkey)) {
+      message = "the signature does not verify against API key " +
+                std::to_string(tx.h.api_key_index) + " of account " + std::to_string(a->index);
+      return Reject::kInvalidSignature;
+    }
+    tx.h.key_version = k->version;
+    const bool skip = tx.h.flags & kTxFlagSkipNonce;
+    // The nonce check itself happens in reserve(), atomically with the reservation; here only
+    // what the snapshot alone already refuses.
+    if (tx.h.nonce < k->next_nonce) return Reject::kInvalidNonce;  // a replay
+    if (Reject r = check_body(tx, *a, now_ms); r != Reject::kOk) return r;
+    if (!reserve) {
+      if (!skip && tx.h.nonce != k->next_nonce) return Reject::kInvalidNonce;
+      return Reject::kOk;
+    }
+    return inflight_.reserve(a->index, k->index, tx.h.nonce, skip, k->next_nonce);
+  });
+}
+
+Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t now_ms) {
+  auto market_of = [&](MarketId m) {
+    const auto v = market(m);
+    if (!v) return MarginMarket{};
+    return MarginMarket{v->mark_price, v->quote_multiplier, v->params.default_imf,
+                        v->params.min_imf, v->params.mmf};
+  };
+  auto has_order = [&](MarketId m, uint64_t index) {
+    return std::any_of(a.orders.begin(), a.orders.end(), [&](const pipe::OrderView& o) {
+      return o.o.market == m &&
+             (index >= kFirstOrderIndex ? o.o.order_index == index
+                                        : o.o.client_order_index == index && index != 0);
+    });
+  };
+  switch (tx.h.type) {
+    case TxType::kCreateOrder: {
+      const CreateOrderTx& o = tx.order;
+      const auto m = market(o.market);
+      if (!m) return Reject::kInvalidMarket;
+      if (Reject r = check_market_status(m->params.status, o.tif, o.reduce_only); r != Reject::kOk)
+        return r;
+      if (Reject r = check_order_shape(o, now_ms); r != Reject::kOk) return r;
+      if (o.client_order_index != 0 && has_order(o.market, o.client_order_index))
+        return Reject::kClientOrderIndexExists;
+      const OrderMarket om{m->params, m->mark_price, m->quote_multiplier};
+      if (Reject r = check_order_amounts(o, om); r != Reject::kOk) return r;
+      if (Reject r = check_order_band(o, om); r != Reject::kOk) return r;
+      const pipe::PositionView* p = a.position(o.market);
+      if (o.reduce_only) {
+        if (p == nullptr || p->size == 0) return Reject::kNoPosition;
+        if (o.is_ask ? p->size <= 0 : p->size >= 0) return Reject::kReduceOnlyIncreasesPosition;
+        return Reject::kOk;
+      }
+      if (o.tif != TimeInForce::kIoc && p != nullptr &&
+          p->open_orders >= static_cast<uint32_t>(m->params.max_orders_per_account))
+        return Reject::kMaxOrdersPerAccount;
+      __int128 imr_before = 0;
+      const MarginInfo mi =
+          account_margin(a.collateral, a.positions, market_of, o.market,
+                         o.is_ask ? 0 : o.base_amount, o.is_ask ? o.base_amount : 0, &imr_before);
+      return order_margin_ok(mi, imr_before) ? Reject::kOk : Reject::kNotEnoughMargin;
+    }
+    case TxType::kCancelOrder:
+      if (!market(tx.cancel.market)) return Reject::kInvalidMarket;
+      return has_order(tx.cancel.market, tx.cancel.index) ? Reject::kOk : Reject::kOrderNotFound;
+    case TxType::kModifyOrder:
+      if (!market(tx.modify.market)) return Reject::kInvalidMarket;
+      return has_order(tx.modify.market, tx.modify.index) ? Reject::kOk : Reject::kOrderNotFound;
+    case TxType::kCancelAllOrders:
+      if (tx.cancel_all.tif != 0) return Reject::kUnsupportedCancelAllMode;
+      return Reject::kOk;
+    case TxType::kTransfer:
+    case TxType::kWithdraw: {
+      const Usdc amount = tx.h.type == TxType::kTransfer ? tx.transfer.amount : tx.withdraw.amount;
+      const Usdc fee = tx.h.type == TxType::kTransfer ? tx.transfer.fee : 0;
+      if (amount <= 0 || fee < 0) return Reject::kInvalidTransferAmount;
+      const MarginInfo mi = account_margin(a.collateral, a.positions, market_of, 0, 0, 0, nullptr);
+      const __int128 free = std::min<__int128>(a.collateral, mi.tav - mi.imr);
+      if (static_cast<__int128>(amount) + fee > free) return Reject::kInsufficientCollateral;
+      return Reject::kOk;
+    }
+    default: return Reject::kOk;  // the engine checks the rest (keys, leverage, sub-accounts)
+  }
+}
+
+}  // namespace tachyon::api

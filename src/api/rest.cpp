@@ -1,0 +1,530 @@
+// WorkerLogic, REST side: routing, reads from the snapshots, sendTx / sendTxBatch / dryRun with
+// the dry-run and replies deferred until the sequencer's result is durable.
+#include <chrono>
+
+#include <simdjson.h>
+
+#include "tachyon/api/form.hpp"
+#include "tachyon/api/json_writer.hpp"
+#include "tachyon/api/render.hpp"
+#include "tachyon/api/worker.hpp"
+#include "tachyon/core/reject.hpp"
+
+namespace tachyon::api {
+
+namespace {
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::optional<std::string> query(std::string_view target, std::string_view key) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  return field(parse_urlencoded(target.substr(q + 1)), key);
+}
+
+template <typename T>
+bool query_int(std::string_view target, std::string_view key, T& out) {
+  const auto v = query(target, key);
+  if (!v) return false;
+  try {
+    size_t used = 0;
+    const long long x = std::stoll(*v, &used);
+    if (used != v->size()) return false;
+    out = static_cast<T>(x);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+HttpReply error_reply(int http, int code, std::string_view message) {
+  HttpReply r;
+  r.status = http;
+  JsonWriter w(r.body);
+  w.obj().kv_i("code", code).kv_s("message", message).end_obj();
+  return r;
+}
+
+HttpReply reject_reply(Reject code, std::string_view detail) {
+  std::string msg(reject_message(code));
+  if (!detail.empty()) msg += ": " + std::string(detail);
+  return error_reply(400, static_cast<int>(code), msg);
+}
+}  // namespace
+
+bool ApiShared::ip_connect(const std::string& ip) {
+  std::lock_guard lk(mu_);
+  IpState& s = ips_[ip];
+  if (s.conns >= cfg.max_connections_per_ip) return false;
+  ++s.conns;
+  return true;
+}
+
+void ApiShared::ip_disconnect(const std::string& ip) {
+  std::lock_guard lk(mu_);
+  auto it = ips_.find(ip);
+  if (it != ips_.end() && it->second.conns > 0) --it->second.conns;
+}
+
+bool ApiShared::ip_allow(const std::string& ip) {
+  const int64_t now = now_ns();
+  std::lock_guard lk(mu_);
+  IpState& s = ips_[ip];
+  if (s.last_ns == 0) s.tokens = cfg.ip_burst;
+  s.tokens = std::min(cfg.ip_burst, s.tokens + (now - s.last_ns) * 1e-9 * cfg.ip_rate_per_s);
+  s.last_ns = now;
+  if (s.tokens < 1) return false;
+  s.tokens -= 1;
+  return true;
+}
+
+WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Pipeline& pipe, uint32_t index)
+    : shared_(shared),
+      cfg_(shared.cfg),
+      pipe_(pipe),
+      index_(index),
+      dry_(pipe.read_side(), shared.cfg.chain_id, shared.inflight),
+      book_readers_(kMaxMarkets),
+      history_readers_(kMaxMarkets),
+      books_(kMaxMarkets) {
+  log_pos_ = pipe.read_side().log().head();
+}
+
+WorkerLogic::~WorkerLogic() = default;
+
+void WorkerLogic::handle_http(const HttpRequest& req, ReplyFn done) {
+  if (!req.admin && !shared_.ip_allow(req.ip)) {
+    done(error_reply(429, 23000, "too many requests: rate limit exceeded"));
+    return;
+  }
+  bool deferred = false;
+  HttpReply r = route(req, deferred, done);
+  if (!deferred) done(std::move(r));
+}
+
+HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& done) {
+  std::string_view path = req.target.substr(0, req.target.find('?'));
+  const bool get = req.method == "GET";
+  const bool post = req.method == "POST";
+  HttpReply r;
+  JsonWriter w(r.body);
+  auto market_lookup = [this](MarketId m) { return dry_.market(m); };
+
+  if (req.admin) {
+    if (get && path == "/metrics") {
+      r.content_type = "text/plain; version=0.0.4";
+      r.body = shared_.metrics_text ? shared_.metrics_text() : std::string();
+      return r;
+    }
+    if (get && path == "/admin/nextNonce") {
+      w.obj().kv_i("code", 200).kv_i("nonce", shared_.operator_nonce.load()).end_obj();
+      return r;
+    }
+    if (post && path == "/admin/snapshot") {
+      // Authorization: an auth token signed by the operator key (account 0, key 0).
+      const auto tok = parse_auth_token(req.authorization, cfg_.chain_id);
+      const int64_t now_s = now_ns() / 1'000'000'000;
+      if (!tok || tok->deadline_s < now_s || tok->deadline_s > now_s + kMaxTokenLifetimeS ||
+          !verify_detached(tok->message, tok->sig, cfg_.operator_pubkey))
+        return error_reply(401, 21103, "snapshot trigger needs an operator auth token");
+      const std::string status = shared_.snapshot_trigger ? shared_.snapshot_trigger() : "";
+      w.obj().kv_i("code", 200).kv_s("message", status).end_obj();
+      return r;
+    }
+    if (post && path == "/api/v1/sendTx") return send_tx(req, false, false, deferred, done);
+    return error_reply(404, 29404, "no such admin endpoint: " + std::string(path));
+  }
+
+  if (get && path == "/") {
+    w.obj().kv_i("status", 200).kv_i("network_id", 1).kv_i("timestamp", now_ns() / 1'000'000'000);
+    w.kv_s("server", "tachyon").end_obj();
+    return r;
+  }
+  if (get && path == "/health/live") {
+    w.obj().kv_s("status", "ok").end_obj();
+    return r;
+  }
+  if (get && path == "/health/ready") {
+    const bool ready = shared_.ready.load();
+    r.status = ready ? 200 : 503;
+    w.obj().kv_s("status", ready ? "ready" : "starting").kv_b("ready", ready);
+    w.kv_i("applied_seq", pipe_.applied_seq()).end_obj();
+    return r;
+  }
+  if (post && path == "/api/v1/sendTx") return send_tx(req, false, false, deferred, done);
+  if (post && path == "/api/v1/sendTxBatch") return send_tx(req, true, false, deferred, done);
+  if (post && path == "/api/v1/dryRun") return send_tx(req, false, true, deferred, done);
+  if (!get) return error_reply(405, 29404, "method not allowed");
+
+  if (path == "/api/v1/assetDetails") {
+    w.obj().kv_i("code", 200).key("asset_details").arr();
+    w.obj().kv_i("asset_id", 3).kv_s("symbol", "USDC").kv_i("decimals", 6);
+    w.kv_s("min_transfer_amount", "1.000000").kv_s("min_withdrawal_amount", "1.000000");
+    w.end_obj().end_arr().end_obj();
+    return r;
+  }
+  if (path == "/api/v1/orderBookDetails" || path == "/api/v1/orderBooks") {
+    const bool full = path == "/api/v1/orderBookDetails";
+    int only = -1;
+    if (query(req.target, "market_id") && !query_int(req.target, "market_id", only))
+      return error_reply(400, 21602, "market_id must be an integer");
+    w.obj().kv_i("code", 200);
+    if (full) w.key("spot_order_book_details").arr().end_arr();
+    w.key(full ? "order_book_details" : "order_books").arr();
+    for (int m = 0; m < kMaxMarkets; ++m) {
+      if (only >= 0 && m != only) continue;
+      if (auto v = dry_.market(static_cast<MarketId>(m))) write_market_details(w, *v, full);
+    }
+    w.end_arr().end_obj();
+    return r;
+  }
+  if (path == "/api/v1/orderBookOrders") {
+    int m = -1, limit = 100;
+    if (!query_int(req.target, "market_id", m) || m < 0 || m >= kMaxMarkets)
+      return error_reply(400, 21602, "market_id is required");
+    if (query(req.target, "limit") &&
+        (!query_int(req.target, "limit", limit) || limit < 1 || limit > 250))
+      return error_reply(400, 21501, "limit must be 1..250");
+    const auto mv = dry_.market(static_cast<MarketId>(m));
+    if (!mv) return error_reply(400, 21602, "no such market");
+    auto& rd = book_readers_[m];
+    if (!rd) rd.emplace(pipe_.book(static_cast<MarketId>(m)).reader());
+    rd->read([&](const pipe::BookSnapshot* s) {
+      const int pd = mv->params.price_decimals, sd = mv->params.size_decimals;
+      auto side = [&](const std::vector<pipe::PriceLevel>& lv, bool ask) {
+        w.key(ask ? "total_asks" : "total_bids").i64(std::min<int64_t>(lv.size(), limit));
+        w.key(ask ? "asks" : "bids").arr();
+        for (size_t i = 0; i < lv.size() && i < static_cast<size_t>(limit); ++i) {
+          // One row per price level: tachyon aggregates the level's orders (API.md).
+          w.obj()
+              .key("price")
+              .dec(lv[i].price, pd)
+              .key("remaining_base_amount")
+              .dec(lv[i].size, sd);
+          w.key("initial_base_amount").dec(lv[i].size, sd).kv_i("orders", lv[i].orders);
+          w.kv_b("is_ask", ask).end_obj();
+        }
+        w.end_arr();
+      };
+      w.obj().kv_i("code", 200);
+      static const std::vector<pipe::PriceLevel> none;
+      side(s ? s->asks : none, true);
+      side(s ? s->bids : none, false);
+      w.kv_i("nonce", s ? s->nonce : 0).end_obj();
+    });
+    return r;
+  }
+  if (path == "/api/v1/recentTrades" || path == "/api/v1/candles") {
+    int m = -1;
+    if (!query_int(req.target, "market_id", m) || m < 0 || m >= kMaxMarkets)
+      return error_reply(400, 21602, "market_id is required");
+    const auto mv = dry_.market(static_cast<MarketId>(m));
+    if (!mv) return error_reply(400, 21602, "no such market");
+    auto& rd = history_readers_[m];
+    if (!rd) rd.emplace(pipe_.read_side().history(static_cast<MarketId>(m)).reader());
+    if (path == "/api/v1/recentTrades") {
+      int limit = 100;
+      if (query(req.target, "limit") &&
+          (!query_int(req.target, "limit", limit) || limit < 1 || limit > 100))
+        return error_reply(400, 21501, "limit must be 1..100");
+      rd->read([&](const pipe::MarketHistory* h) {
+        w.obj().kv_i("code", 200).key("trades").arr();
+        if (h) {
+          const size_t n = h->trades.size();
+          for (size_t i = 0; i < n && i < static_cast<size_t>(limit); ++i)
+            write_trade(w, h->trades[n - 1 - i], *mv);  // newest first
+        }
+        w.end_arr().end_obj();
+      });
+      return r;
+    }
+    const auto res = query(req.target, "resolution");
+    const int ri = res ? pipe::resolution_index(*res) : -1;
+    if (ri < 0)
+      return error_reply(400, 22400, "resolution must be one of 1m 5m 15m 30m 1h 4h 12h 1d 1w");
+    int64_t start = 0, end = INT64_MAX, count_back = 0;
+    if (query(req.target, "start_timestamp") && !query_int(req.target, "start_timestamp", start))
+      return error_reply(400, 22401, "start_timestamp must be ms");
+    if (query(req.target, "end_timestamp") && !query_int(req.target, "end_timestamp", end))
+      return error_reply(400, 22402, "end_timestamp must be ms");
+    if (query(req.target, "count_back") && !query_int(req.target, "count_back", count_back))
+      return error_reply(400, 22403, "count_back must be an integer");
+    rd->read([&](const pipe::MarketHistory* h) {
+      w.obj().kv_i("code", 200).kv_s("r", *res).key("c").arr();
+      if (h) {
+        const auto& cs = h->candles[ri];
+        const int64_t len = pipe::kResolutionSeconds[ri] * 1000;
+        size_t first = 0;
+        if (count_back > 0 && cs.size() > static_cast<size_t>(count_back))
+          first = cs.size() - count_back;
+        for (size_t i = first; i < cs.size(); ++i)
+          if (cs[i].start_ms + len > start && cs[i].start_ms <= end) write_candle(w, cs[i], *mv);
+      }
+      w.end_arr().end_obj();
+    });
+    return r;
+  }
+  if (path == "/api/v1/funding-rates") {
+    w.obj().kv_i("code", 200).key("funding_rates").arr();
+    for (int m = 0; m < kMaxMarkets; ++m) {
+      // Funding is issue 7: until it exists every rate is honestly zero.
+      if (auto v = dry_.market(static_cast<MarketId>(m))) {
+        w.obj()
+            .kv_i("market_id", m)
+            .kv_s("exchange", "lighter")
+            .kv_s("symbol", symbol_of(v->params));
+        w.key("rate").raw("0").end_obj();
+      }
+    }
+    w.end_arr().end_obj();
+    return r;
+  }
+  if (path == "/api/v1/fundings") {
+    w.obj().kv_i("code", 200).kv_s("resolution", "1h").key("fundings").arr().end_arr().end_obj();
+    return r;
+  }
+  if (path == "/api/v1/account") {
+    const auto by = query(req.target, "by");
+    AccountIndex idx = 0;
+    if (!by || *by != "index" || !query_int(req.target, "value", idx))
+      return error_reply(400, 21101, "use by=index&value=<account index>");
+    bool found = false;
+    dry_.account_reader().read([&] {
+      const pipe::AccountView* a = dry_.accounts().find(idx);
+      if (a == nullptr) return;
+      found = true;
+      w.obj().kv_i("code", 200).kv_i("total", 1).key("accounts").arr();
+      write_account(w, *a, market_lookup);
+      w.end_arr().end_obj();
+    });
+    if (!found) return error_reply(400, 21101, "account not found");
+    return r;
+  }
+  if (path == "/api/v1/apikeys" || path == "/api/v1/nextNonce") {
+    AccountIndex idx = 0;
+    int key = 255;
+    if (!query_int(req.target, "account_index", idx))
+      return error_reply(400, 21101, "account_index is required");
+    if (query(req.target, "api_key_index") && !query_int(req.target, "api_key_index", key))
+      return error_reply(400, 21108, "api_key_index must be an integer");
+    bool found = false, key_found = false;
+    dry_.account_reader().read([&] {
+      const pipe::AccountView* a = dry_.accounts().find(idx);
+      if (a == nullptr) return;
+      found = true;
+      if (path == "/api/v1/nextNonce") {
+        const pipe::KeyView* k = a->key(static_cast<uint8_t>(key));
+        if (k == nullptr) return;
+        key_found = true;
+        w.obj().kv_i("code", 200).kv_i("nonce", k->next_nonce).end_obj();
+        return;
+      }
+      key_found = true;
+      w.obj().kv_i("code", 200).key("api_keys").arr();
+      for (const auto& k : a->keys) {
+        if (key != 255 && k.index != key) continue;
+        w.obj().kv_i("account_index", a->index).kv_i("api_key_index", k.index);
+        w.kv_i("nonce", k.next_nonce).kv_s("public_key", to_hex(k.pubkey.data(), 32));
+        w.kv_i("version", k.version).end_obj();
+      }
+      w.end_arr().end_obj();
+    });
+    if (!found) return error_reply(400, 21101, "account not found");
+    if (!key_found) return error_reply(400, 21102, "api key not found");
+    return r;
+  }
+  if (path == "/api/v1/exchangeStats") {
+    Usdc volume = 0;
+    uint64_t trades = 0;
+    w.obj().kv_i("code", 200).key("order_book_stats").arr();
+    for (int m = 0; m < kMaxMarkets; ++m) {
+      if (auto v = dry_.market(static_cast<MarketId>(m))) {
+        volume += v->daily_quote;
+        trades += v->daily_trades;
+        w.obj()
+            .kv_s("symbol", symbol_of(v->params))
+            .key("last_trade_price")
+            .dec_num(v->last_trade_price, v->params.price_decimals);
+        w.kv_i("daily_trades_count", v->daily_trades)
+            .key("daily_quote_token_volume")
+            .dec_num(v->daily_quote, 6);
+        w.end_obj();
+      }
+    }
+    w.end_arr()
+        .key("daily_usd_volume")
+        .dec_num(volume, 6)
+        .kv_i("daily_trades_count", trades)
+        .end_obj();
+    return r;
+  }
+  if (path == "/api/v1/tx" || path == "/api/v1/orderBookUpdates" ||
+      path == "/api/v1/accountsByL1Address")
+    return error_reply(501, 29501,
+                       std::string(path) + " is not served by this version of tachyon yet");
+  return error_reply(404, 29404, "no such endpoint: " + std::string(path));
+}
+
+bool WorkerLogic::submit(const SignedTx& st, std::function<void(const pipe::Result&)> done) {
+  const uint64_t cookie = next_cookie_++;
+  if (!pipe_.submit(index_, st.tx, cookie, now_ns())) return false;
+  pending_.emplace(cookie, Pending{std::move(done)});
+  return true;
+}
+
+HttpReply WorkerLogic::send_tx(const HttpRequest& req, bool batch, bool dry, bool& deferred,
+                               ReplyFn& done) {
+  FormFields f;
+  std::string err;
+  if (!parse_form(req.content_type, req.body, f, err)) return error_reply(400, 21501, err);
+  std::vector<int> types;
+  std::vector<std::string> infos;
+  if (!batch) {
+    const auto t = field(f, "tx_type");
+    const auto info = field(f, "tx_info");
+    if (!t || !info) return error_reply(400, 21501, "tx_type and tx_info are required");
+    try {
+      types.push_back(std::stoi(*t));
+    } catch (...) {
+      return error_reply(400, 21501, "tx_type must be an integer");
+    }
+    infos.push_back(*info);
+  } else {
+    const auto ts = field(f, "tx_types");
+    const auto is = field(f, "tx_infos");
+    if (!ts || !is) return error_reply(400, 21501, "tx_types and tx_infos are required");
+    simdjson::ondemand::parser p;
+    simdjson::padded_string pt(*ts), pi(*is);
+    simdjson::ondemand::document dt, di;
+    simdjson::ondemand::array at, ai;
+    if (p.iterate(pt).get(dt) || dt.get_array().get(at))
+      return error_reply(400, 21501, "tx_types must be a JSON array of integers");
+    for (auto v : at) {
+      int64_t x = 0;
+      if (v.get_int64().get(x)) return error_reply(400, 21501, "tx_types must be integers");
+      types.push_back(static_cast<int>(x));
+    }
+    simdjson::ondemand::parser p2;
+    if (p2.iterate(pi).get(di) || di.get_array().get(ai))
+      return error_reply(400, 21501, "tx_infos must be a JSON array of strings");
+    for (auto v : ai) {
+      std::string_view s;
+      if (v.get_string().get(s)) return error_reply(400, 21501, "tx_infos must be strings");
+      infos.emplace_back(s);
+    }
+    if (types.size() != infos.size()) return error_reply(400, 21513, "batch length mismatch");
+    if (types.size() > 50) return error_reply(400, 21514, "at most 50 txs per batch");
+    if (types.empty()) return error_reply(400, 21501, "empty batch");
+  }
+  std::vector<SignedTx> txs(types.size());
+  const int64_t now_ms = now_ns() / 1'000'000;
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (req.admin != is_operator_tx_type(types[i]))
+      return error_reply(400, 21505,
+                         req.admin ? "the admin listener takes operator txs only (types 1, 60)"
+                                   : "unsupported tx_type " + std::to_string(types[i]));
+    if (Reject r = parse_tx_info(types[i], infos[i], txs[i], err); r != Reject::kOk)
+      return reject_reply(r, err);
+    if (req.admin) {
+      if (!txs[i].has_sig || !verify_tx(txs[i].tx, cfg_.chain_id, txs[i].sig, cfg_.operator_pubkey))
+        return reject_reply(Reject::kInvalidSignature, "not signed by the operator key");
+      continue;
+    }
+    if (batch && i > 0 &&
+        (txs[i].tx.h.account != txs[0].tx.h.account ||
+         txs[i].tx.h.api_key_index != txs[0].tx.h.api_key_index))
+      return error_reply(400, 21501, "a batch must come from one API key");
+    std::string msg;
+    const Reject r = dry ? dry_.check_only(txs[i], now_ms, msg) : dry_.check(txs[i], now_ms, msg);
+    if (r != Reject::kOk) {
+      for (size_t j = 0; j < i; ++j)  // release the nonces this batch reserved
+        shared_.inflight.settle(txs[j].tx.h.account, txs[j].tx.h.api_key_index, txs[j].tx.h.nonce,
+                                false);
+      return reject_reply(r, msg);
+    }
+  }
+  if (dry) {
+    HttpReply r;
+    JsonWriter w(r.body);
+    w.obj().kv_i("code", 200).kv_s("message", "dry run passed");
+    w.kv_s("tx_hash", tx_hash_hex(txs[0].tx, cfg_.chain_id)).end_obj();
+    return r;
+  }
+  // Submit; reply once every tx of the request has its result.
+  struct Batch {
+    std::vector<std::string> hashes;
+    std::vector<pipe::Result> results;
+    size_t left;
+    ReplyFn done;
+  };
+  auto b = std::make_shared<Batch>();
+  b->left = txs.size();
+  b->results.resize(txs.size());
+  b->done = done;
+  for (const auto& st : txs) b->hashes.push_back(tx_hash_hex(st.tx, cfg_.chain_id));
+  for (size_t i = 0; i < txs.size(); ++i) {
+    const Tx tx = txs[i].tx;
+    const bool admin = req.admin;
+    auto on_result = [this, b, i, tx, admin, batch](const pipe::Result& res) {
+      b->results[i] = res;
+      if (admin) {
+        if (res.reject == Reject::kOk) {
+          int64_t cur = shared_.operator_nonce.load();
+          while (cur < tx.h.nonce + 1 &&
+                 !shared_.operator_nonce.compare_exchange_weak(cur, tx.h.nonce + 1)) {
+          }
+        }
+      } else {
+        shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce,
+                                res.reject == Reject::kOk);
+      }
+      if (--b->left != 0) return;
+      HttpReply r;
+      JsonWriter w(r.body);
+      const pipe::Result* bad = nullptr;
+      for (const auto& x : b->results)
+        if (x.reject != Reject::kOk && bad == nullptr) bad = &x;
+      w.obj().kv_i("code", bad ? static_cast<int>(bad->reject) : 200);
+      w.kv_s("message",
+             bad ? reject_message(bad->reject) : "{\"ratelimit\": \"didn't use volume quota\"}");
+      if (batch) {
+        w.key("tx_hash").arr();
+        for (const auto& h : b->hashes) w.str(h);
+        w.end_arr();
+      } else {
+        w.kv_s("tx_hash", b->hashes[0]);
+      }
+      w.kv_i("predicted_execution_time_ms", b->results.back().t_exec_ns / 1'000'000);
+      w.kv_i("volume_quota_remaining", 1000000);
+      w.kv_i("seq", b->results.back().seq).kv_s("status", bad ? "rejected" : "executed");
+      if (!batch && b->results[0].order_index != 0)
+        w.kv_i("order_index", b->results[0].order_index);
+      w.end_obj();
+      if (bad) r.status = 400;
+      b->done(std::move(r));
+    };
+    if (!submit(txs[i], on_result)) {
+      for (size_t j = i; j < txs.size(); ++j)
+        if (!req.admin)
+          shared_.inflight.settle(txs[j].tx.h.account, txs[j].tx.h.api_key_index, txs[j].tx.h.nonce,
+                                  false);
+      if (i == 0)
+        return error_reply(503, 23001, "busy: the sequencer's ingress ring is full, retry");
+      // Part of a batch went in: its results will still arrive; report the rest as refused.
+      for (size_t j = i; j < txs.size(); ++j) {
+        pipe::Result busy{};
+        busy.reject = Reject::kInvalidTxInfo;
+        b->results[j] = busy;
+        --b->left;
+      }
+      break;
+    }
+  }
+  deferred = true;
+  return {};
+}
+
+}  // namespace tachyon::api

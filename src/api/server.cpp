@@ -1,0 +1,407 @@
+// Beast plumbing only: listeners, HTTP and WebSocket sessions, worker threads and wake-ups. The
+// protocol logic lives in WorkerLogic (rest.cpp, ws.cpp, ws_fanout.cpp).
+#include "tachyon/api/server.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <deque>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+namespace tachyon::api {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+
+namespace {
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+struct Worker {
+  Worker(ApiShared& shared, pipe::Pipeline& pipe, uint32_t i)
+      : logic(shared, pipe, i), efd(ioc), tick(ioc), index(i) {
+    const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    efd.assign(fd);
+  }
+  void arm() {
+    efd.async_wait(asio::posix::descriptor_base::wait_read, [this](beast::error_code ec) {
+      if (ec) return;
+      uint64_t v = 0;
+      (void)::read(efd.native_handle(), &v, sizeof(v));
+      armed.store(true, std::memory_order_seq_cst);
+      logic.on_wake();
+      arm();
+    });
+  }
+  void ring() {
+    if (armed.exchange(false, std::memory_order_seq_cst)) {
+      const uint64_t one = 1;
+      (void)::write(efd.native_handle(), &one, sizeof(one));
+    }
+  }
+  void schedule_tick() {
+    tick.expires_after(std::chrono::milliseconds(250));
+    tick.async_wait([this](beast::error_code ec) {
+      if (ec) return;
+      logic.on_wake();  // a safety net: a lost wake-up costs at most one tick
+      logic.on_tick();
+      schedule_tick();
+    });
+  }
+
+  asio::io_context ioc{1};
+  WorkerLogic logic;
+  asio::posix::stream_descriptor efd;
+  asio::steady_timer tick;
+  std::atomic<bool> armed{true};
+  std::thread thread;
+  uint32_t index;
+};
+
+// ---- WebSocket session ----
+
+class WsSession final : public WsConn, public std::enable_shared_from_this<WsSession> {
+ public:
+  WsSession(tcp::socket s, Worker& w, ApiShared& shared)
+      : ws_(std::move(s)), w_(w), shared_(shared) {}
+  ~WsSession() override { shared_.ip_disconnect(ip); }
+
+  void run(http::request<http::string_body> req) {
+    websocket::stream_base::timeout t =
+        websocket::stream_base::timeout::suggested(beast::role_type::server);
+    t.idle_timeout = std::chrono::seconds(std::max(10, shared_.cfg.idle_timeout_s / 2));
+    t.keep_alive_pings = true;  // protocol pings from our side; a dead peer is dropped
+    ws_.set_option(t);
+    ws_.read_message_max(shared_.cfg.max_ws_message_bytes);
+    ws_.control_callback(
+        [this](websocket::frame_type, beast::string_view) { last_rx_ns = now_ns(); });
+    ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->closed();
+      self->w_.logic.ws_open(self);
+      self->do_read();
+    });
+  }
+  void send_text(std::string frame) override {
+    if (closing_) return;
+    queued_ += frame.size();
+    queue_.push_back(std::move(frame));
+    if (!writing_) do_write();
+  }
+  void close_conn(std::string_view reason) override {
+    if (closing_) return;
+    closing_ = true;
+    websocket::close_reason cr(websocket::close_code::policy_error,
+                               std::string(reason.substr(0, 120)));
+    ws_.async_close(cr, [self = shared_from_this()](beast::error_code) { self->closed(); });
+  }
+  size_t queued_bytes() const override { return queued_; }
+  void clear_queue() override {
+    while (queue_.size() > (writing_ ? 1u : 0u)) {
+      queued_ -= queue_.back().size();
+      queue_.pop_back();
+    }
+  }
+
+ private:
+  void do_read() {
+    ws_.async_read(buf_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->closed();
+      if (!self->ws_.got_text()) {
+        self->buf_.consume(self->buf_.size());
+        self->send_text(
+            "{\"error\":{\"code\":30000,\"message\":\"binary frames are not supported\"}}");
+        return self->do_read();
+      }
+      const std::string text = beast::buffers_to_string(self->buf_.data());
+      self->buf_.consume(self->buf_.size());
+      self->w_.logic.ws_message(self, text);
+      self->do_read();
+    });
+  }
+  void do_write() {
+    writing_ = true;
+    ws_.text(true);
+    ws_.async_write(asio::buffer(queue_.front()),
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      self->queued_ -= self->queue_.front().size();
+                      self->queue_.pop_front();
+                      if (ec) {
+                        self->writing_ = false;
+                        return self->closed();
+                      }
+                      if (!self->queue_.empty()) return self->do_write();
+                      self->writing_ = false;
+                    });
+  }
+  void closed() {
+    if (done_) return;
+    done_ = true;
+    closing_ = true;
+    w_.logic.ws_closed(shared_from_this());
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().close(ec);
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer buf_;
+  std::deque<std::string> queue_;
+  size_t queued_ = 0;
+  bool writing_ = false, closing_ = false, done_ = false;
+  Worker& w_;
+  ApiShared& shared_;
+};
+
+// ---- HTTP session ----
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(tcp::socket s, Worker& w, ApiShared& shared, bool admin)
+      : stream_(std::move(s)), w_(w), shared_(shared), admin_(admin) {
+    beast::error_code ec;
+    const auto ep = stream_.socket().remote_endpoint(ec);
+    ip_ = ec ? "?" : ep.address().to_string();
+  }
+  ~HttpSession() {
+    if (counted_) shared_.ip_disconnect(ip_);
+  }
+  void run() {
+    if (!admin_ && !shared_.ip_connect(ip_)) {  // answer once, then close
+      keep_alive_ = false;
+      HttpReply r;
+      r.status = 429;
+      r.body = "{\"code\":23002,\"message\":\"too many connections from this address\"}";
+      return write(std::move(r));
+    }
+    counted_ = !admin_;
+    do_read();
+  }
+
+ private:
+  void do_read() {
+    parser_.emplace();
+    parser_->body_limit(shared_.cfg.max_body_bytes);
+    parser_->header_limit(16 * 1024);
+    stream_.expires_after(std::chrono::seconds(shared_.cfg.idle_timeout_s));
+    http::async_read(
+        stream_, buf_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+  }
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::body_limit || ec == http::error::header_limit) {
+      keep_alive_ = false;
+      HttpReply r;
+      r.status = 413;
+      r.body = "{\"code\":21501,\"message\":\"request too large (body limit " +
+               std::to_string(shared_.cfg.max_body_bytes) + " bytes)\"}";
+      return write(std::move(r));
+    }
+    if (ec) {
+      if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
+          ec != asio::error::eof && ec != asio::error::connection_reset) {
+        keep_alive_ = false;
+        HttpReply r;
+        r.status = 400;
+        r.body = "{\"code\":21501,\"message\":\"malformed HTTP request\"}";
+        return write(std::move(r));
+      }
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return;
+    }
+    req_ = parser_->release();
+    keep_alive_ = req_.keep_alive();
+    version_ = req_.version();
+    if (websocket::is_upgrade(req_)) {
+      const std::string_view target(req_.target().data(), req_.target().size());
+      if (!admin_ && target.substr(0, target.find('?')) == "/stream") {
+        stream_.expires_never();
+        auto ws = std::make_shared<WsSession>(stream_.release_socket(), w_, shared_);
+        ws->ip = ip_;
+        counted_ = false;  // the WebSocket session owns the connection count now
+        ws->run(std::move(req_));
+        return;
+      }
+      keep_alive_ = false;
+      HttpReply r;
+      r.status = 404;
+      r.body = "{\"code\":29404,\"message\":\"WebSocket is served at /stream\"}";
+      return write(std::move(r));
+    }
+    HttpRequest hr;
+    hr.method = std::string_view(req_.method_string().data(), req_.method_string().size());
+    hr.target = std::string_view(req_.target().data(), req_.target().size());
+    hr.body = req_.body();
+    const auto ct = req_[http::field::content_type];
+    hr.content_type = std::string_view(ct.data(), ct.size());
+    const auto au = req_[http::field::authorization];
+    hr.authorization = std::string_view(au.data(), au.size());
+    hr.ip = ip_;
+    hr.admin = admin_;
+    w_.logic.handle_http(hr,
+                         [self = shared_from_this()](HttpReply r) { self->write(std::move(r)); });
+  }
+  void write(HttpReply r) {
+    res_ = {};
+    res_.version(version_);
+    res_.result(static_cast<http::status>(r.status));
+    res_.set(http::field::server, "tachyon");
+    res_.set(http::field::content_type, r.content_type);
+    res_.set(http::field::access_control_allow_origin, "*");
+    res_.keep_alive(keep_alive_);
+    res_.body() = std::move(r.body);
+    res_.prepare_payload();
+    http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec || !self->keep_alive_) {
+        beast::error_code ignored;
+        self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+        return;
+      }
+      self->do_read();
+    });
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buf_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::request<http::string_body> req_;
+  http::response<http::string_body> res_;
+  Worker& w_;
+  ApiShared& shared_;
+  bool admin_;
+  bool keep_alive_ = true;
+  bool counted_ = false;
+  unsigned version_ = 11;
+  std::string ip_;
+};
+
+// ---- server ----
+
+struct ApiServer::Impl {
+  Impl(ApiShared& s, pipe::Pipeline& p) : shared(s), pipe(p) {}
+  ApiShared& shared;
+  pipe::Pipeline& pipe;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::unique_ptr<tcp::acceptor> pub, admin;
+  uint32_t next = 0;
+  int port = 0, admin_port = 0;
+
+  void accept(tcp::acceptor& a, bool is_admin) {
+    a.async_accept([this, &a, is_admin](beast::error_code ec, tcp::socket s) {
+      if (ec == asio::error::operation_aborted) return;
+      if (!ec) {
+        Worker& w = *workers[next++ % workers.size()];
+        const int fd = s.release();
+        asio::post(w.ioc, [this, &w, fd, is_admin] {
+          tcp::socket sock(w.ioc);
+          beast::error_code e2;
+          sock.assign(tcp::v4(), fd, e2);
+          if (e2) {
+            ::close(fd);
+            return;
+          }
+          std::make_shared<HttpSession>(std::move(sock), w, shared, is_admin)->run();
+        });
+      }
+      accept(a, is_admin);
+    });
+  }
+};
+
+ApiServer::ApiServer(ApiShared& shared, pipe::Pipeline& pipe)
+    : impl_(std::make_unique<Impl>(shared, pipe)) {}
+
+ApiServer::~ApiServer() { stop(); }
+
+static Status bind(asio::io_context& ioc, const std::string& addr, int port,
+                   std::unique_ptr<tcp::acceptor>& out, int& bound) {
+  beast::error_code ec;
+  const auto ip = asio::ip::make_address(addr, ec);
+  if (ec) return Status::error("bad listen address " + addr);
+  auto a = std::make_unique<tcp::acceptor>(ioc);
+  const tcp::endpoint ep(ip, static_cast<uint16_t>(port));
+  a->open(ep.protocol(), ec);
+  if (!ec) a->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) a->bind(ep, ec);
+  if (!ec) a->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    return Status::error("cannot listen on " + addr + ":" + std::to_string(port) + ": " +
+                         ec.message());
+  bound = a->local_endpoint().port();
+  out = std::move(a);
+  return Status{};
+}
+
+Status ApiServer::start() {
+  Impl& d = *impl_;
+  const uint32_t n = std::max<uint32_t>(1, d.shared.cfg.workers);
+  for (uint32_t i = 0; i < n; ++i)
+    d.workers.push_back(std::make_unique<Worker>(d.shared, d.pipe, i));
+  Worker& w0 = *d.workers[0];
+  if (Status s = bind(w0.ioc, d.shared.cfg.listen_address, d.shared.cfg.port, d.pub, d.port);
+      !s.ok())
+    return s;
+  if (Status s =
+          bind(w0.ioc, d.shared.cfg.admin_address, d.shared.cfg.admin_port, d.admin, d.admin_port);
+      !s.ok())
+    return s;
+  d.pipe.set_notify([&d] {
+    for (auto& w : d.workers) w->ring();
+  });
+  d.accept(*d.pub, false);
+  d.accept(*d.admin, true);
+  for (auto& w : d.workers) {
+    w->arm();
+    w->schedule_tick();
+    w->thread = std::thread([&w = *w] {
+      pthread_setname_np(pthread_self(), ("api-" + std::to_string(w.index)).c_str());
+      w.ioc.run();
+    });
+  }
+  return Status{};
+}
+
+void ApiServer::stop_accepting() {
+  Impl& d = *impl_;
+  if (d.workers.empty()) return;
+  asio::post(d.workers[0]->ioc, [&d] {
+    beast::error_code ec;
+    if (d.pub) d.pub->close(ec);
+    if (d.admin) d.admin->close(ec);
+  });
+}
+
+void ApiServer::stop() {
+  Impl& d = *impl_;
+  if (d.workers.empty()) return;
+  stop_accepting();
+  for (auto& w : d.workers) {
+    asio::post(w->ioc, [&w = *w] { w.logic.on_wake(); });  // the last results
+  }
+  // A short grace period for those replies to be written, then stop.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (auto& w : d.workers) w->ioc.stop();
+  for (auto& w : d.workers)
+    if (w->thread.joinable()) w->thread.join();
+  d.pub.reset();
+  d.admin.reset();
+  d.workers.clear();
+}
+
+int ApiServer::port() const { return impl_->port; }
+int ApiServer::admin_port() const { return impl_->admin_port; }
+
+}  // namespace tachyon::api

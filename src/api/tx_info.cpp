@@ -1,0 +1,330 @@
+#include "tachyon/api/tx_info.hpp"
+
+#include <simdjson.h>
+
+#include "tachyon/api/json_writer.hpp"
+
+namespace tachyon::api {
+
+namespace sj = simdjson;
+
+bool is_user_tx_type(int t) {
+  switch (t) {
+    case 8:
+    case 9:
+    case 12:
+    case 13:
+    case 14:
+    case 15:
+    case 16:
+    case 17:
+    case 20: return true;
+    default: return false;
+  }
+}
+bool is_operator_tx_type(int t) { return t == 1 || t == 60; }
+
+namespace {
+
+struct Fields {
+  Tx& tx;
+  Signature& sig;
+  bool& has_sig;
+  std::string& err;
+  uint32_t seen = 0;  // bit per required field found
+};
+
+bool get_i64(sj::ondemand::value v, int64_t& out) {
+  if (v.type() == sj::ondemand::json_type::boolean) {
+    bool b = false;
+    if (v.get_bool().get(b)) return false;
+    out = b ? 1 : 0;
+    return true;
+  }
+  return !v.get_int64().get(out);
+}
+
+template <typename T>
+bool set_int(sj::ondemand::value v, T& field, int64_t lo, int64_t hi) {
+  int64_t x = 0;
+  if (!get_i64(v, x) || x < lo || x > hi) return false;
+  field = static_cast<T>(x);
+  return true;
+}
+
+}  // namespace
+
+Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::string& error) {
+  if (!is_user_tx_type(tx_type) && !is_operator_tx_type(tx_type)) {
+    error = "unsupported tx_type " + std::to_string(tx_type);
+    return Reject::kUnsupportedTxType;
+  }
+  out = SignedTx{};
+  Tx& tx = out.tx;
+  tx.h.type = static_cast<TxType>(tx_type);
+  if (tx.h.type == TxType::kCancelAllOrders) tx.cancel_all.market = kAllMarkets;
+  if (tx.h.type == TxType::kTransfer) tx.transfer.asset = 3;
+  if (tx.h.type == TxType::kWithdraw) tx.withdraw.asset = 3;
+  static thread_local sj::ondemand::parser parser;
+  sj::padded_string padded(json);
+  sj::ondemand::document doc;
+  sj::ondemand::object obj;
+  if (parser.iterate(padded).get(doc) || doc.get_object().get(obj)) {
+    error = "tx_info is not a JSON object";
+    return Reject::kInvalidTxInfo;
+  }
+  const int64_t kMax = INT64_MAX;
+  bool account_seen = false, nonce_seen = false;
+  constexpr int64_t kU48 = (int64_t{1} << 48) - 1;
+  for (auto field : obj) {
+    std::string_view k;
+    sj::ondemand::value v;
+    if (field.unescaped_key().get(k) || field.value().get(v)) {
+      error = "malformed tx_info";
+      return Reject::kInvalidTxInfo;
+    }
+    bool ok = true;
+    const TxType t = tx.h.type;
+    if (k == "AccountIndex" || k == "FromAccountIndex") {
+      ok = set_int(v, tx.h.account, 0, kU48);
+      account_seen = true;
+    } else if (k == "ApiKeyIndex") {
+      ok = set_int(v, tx.h.api_key_index, 0, 254);
+    } else if (k == "ExpiredAt") {
+      ok = set_int(v, tx.h.expired_at_ms, 0, kMax);
+    } else if (k == "Nonce") {
+      ok = set_int(v, tx.h.nonce, 0, kMax);
+      nonce_seen = true;
+    } else if (k == "Sig") {
+      std::string_view s;
+      if (v.type() == sj::ondemand::json_type::null) continue;
+      ok = !v.get_string().get(s) && from_base64(s, out.sig.data(), out.sig.size());
+      out.has_sig = ok;
+    } else if (k == "L2TxAttributes") {
+      if (v.type() == sj::ondemand::json_type::null) continue;
+      sj::ondemand::object attrs;
+      if (v.get_object().get(attrs)) {
+        ok = false;
+      } else {
+        for (auto a : attrs) {
+          std::string_view ak;
+          sj::ondemand::value av;
+          int64_t x = 0;
+          if (a.unescaped_key().get(ak) || a.value().get(av) || !get_i64(av, x)) {
+            ok = false;
+            break;
+          }
+          if (ak == "4") {
+            if (x == 1) tx.h.flags |= kTxFlagSkipNonce;
+          } else if (ak == "5" && t == TxType::kCancelAllOrders) {
+            ok = x >= 0 && x <= 255;
+            tx.cancel_all.market = static_cast<MarketId>(x);
+          } else if (ak == "6" && t == TxType::kCreateOrder) {
+            ok = x >= 0 && x <= 3;
+            tx.order.stp = static_cast<StpMode>(x);
+          } else if (ak == "1" || ak == "2" || ak == "3" || ak == "7" || ak == "8") {
+            // integrator fees, self-trade equality, order version: accepted, not used
+          } else {
+            ok = false;
+          }
+          if (!ok) {
+            error = "invalid L2TxAttributes entry " + std::string(ak);
+            return Reject::kInvalidTxInfo;
+          }
+        }
+      }
+    } else if (t == TxType::kCreateOrder) {
+      auto& o = tx.order;
+      if (k == "MarketIndex")
+        ok = set_int(v, o.market, 0, 254);
+      else if (k == "ClientOrderIndex")
+        ok = set_int(v, o.client_order_index, 0, kU48);
+      else if (k == "BaseAmount")
+        ok = set_int(v, o.base_amount, 0, kU48);
+      else if (k == "Price")
+        ok = set_int(v, o.price, 0, 0xffffffffll);
+      else if (k == "IsAsk")
+        ok = set_int(v, o.is_ask, 0, 1);
+      else if (k == "Type")
+        ok = set_int(v, o.type, 0, 6);
+      else if (k == "TimeInForce")
+        ok = set_int(v, o.tif, 0, 2);
+      else if (k == "ReduceOnly")
+        ok = set_int(v, o.reduce_only, 0, 1);
+      else if (k == "TriggerPrice")
+        ok = set_int(v, o.trigger_price, 0, 0xffffffffll);
+      else if (k == "OrderExpiry")
+        ok = set_int(v, o.order_expiry_ms, -1, kMax);
+    } else if (t == TxType::kCancelOrder) {
+      if (k == "MarketIndex")
+        ok = set_int(v, tx.cancel.market, 0, 254);
+      else if (k == "Index")
+        ok = set_int(v, tx.cancel.index, 0, kMax);
+    } else if (t == TxType::kCancelAllOrders) {
+      if (k == "TimeInForce")
+        ok = set_int(v, tx.cancel_all.tif, 0, 2);
+      else if (k == "Time")
+        ok = set_int(v, tx.cancel_all.time_ms, 0, kMax);
+    } else if (t == TxType::kModifyOrder) {
+      auto& m = tx.modify;
+      if (k == "MarketIndex")
+        ok = set_int(v, m.market, 0, 254);
+      else if (k == "Index")
+        ok = set_int(v, m.index, 0, kMax);
+      else if (k == "BaseAmount")
+        ok = set_int(v, m.base_amount, 0, kU48);
+      else if (k == "Price")
+        ok = set_int(v, m.price, 0, 0xffffffffll);
+      else if (k == "TriggerPrice")
+        ok = set_int(v, m.trigger_price, 0, 0xffffffffll);
+    } else if (t == TxType::kTransfer) {
+      auto& x = tx.transfer;
+      if (k == "ToAccountIndex")
+        ok = set_int(v, x.to_account, 0, kU48);
+      else if (k == "AssetIndex")
+        ok = set_int(v, x.asset, 0, 255);
+      else if (k == "Amount")
+        ok = set_int(v, x.amount, 0, kMax);
+      else if (k == "USDCFee")
+        ok = set_int(v, x.fee, 0, kMax);
+      else if (k == "Memo") {
+        std::string_view s;
+        ok = !v.get_string().get(s) && (s.empty() || from_hex(s, x.memo.data(), x.memo.size()));
+      }
+    } else if (t == TxType::kWithdraw) {
+      if (k == "AssetIndex")
+        ok = set_int(v, tx.withdraw.asset, 0, 255);
+      else if (k == "Amount")
+        ok = set_int(v, tx.withdraw.amount, 0, kMax);
+    } else if (t == TxType::kChangePubKey) {
+      if (k == "PubKey") {
+        std::string_view s;
+        ok = !v.get_string().get(s) &&
+             from_hex(s, tx.change_key.pubkey.data(), tx.change_key.pubkey.size());
+      } else if (k == "TargetApiKeyIndex") {
+        ok = set_int(v, tx.change_key.target_key_index, 0, 254);
+      }
+    } else if (t == TxType::kUpdateLeverage) {
+      if (k == "MarketIndex")
+        ok = set_int(v, tx.leverage.market, 0, 254);
+      else if (k == "InitialMarginFraction")
+        ok = set_int(v, tx.leverage.imf, 0, 10000);
+      else if (k == "MarginMode")
+        ok = set_int(v, tx.leverage.margin_mode, 0, 1);
+    } else if (t == TxType::kDeposit) {
+      auto& d = tx.deposit;
+      if (k == "ToAccountIndex")
+        ok = set_int(v, d.to_account, 0, kU48);
+      else if (k == "Amount")
+        ok = set_int(v, d.amount, 0, kMax);
+      else if (k == "KeyIndex")
+        ok = set_int(v, d.api_key_index, 0, 254);
+      else if (k == "L1Address" || k == "PubKey") {
+        std::string_view s;
+        ok = !v.get_string().get(s) &&
+             (k == "PubKey" ? from_hex(s, d.pubkey.data(), d.pubkey.size())
+                            : from_hex(s, d.l1_address.data(), d.l1_address.size()));
+      }
+    } else if (t == TxType::kSetIndexPrice) {
+      if (k == "MarketIndex")
+        ok = set_int(v, tx.set_index.market, 0, 254);
+      else if (k == "IndexPrice")
+        ok = set_int(v, tx.set_index.index_price, 0, 0xffffffffll);
+    }
+    if (!ok) {
+      error = "invalid value for " + std::string(k);
+      return Reject::kInvalidTxInfo;
+    }
+  }
+  if (!nonce_seen) {
+    error = "missing field Nonce";
+    return Reject::kInvalidTxInfo;
+  }
+  if (!account_seen && is_user_tx_type(tx_type)) {
+    error = "missing field AccountIndex";
+    return Reject::kInvalidTxInfo;
+  }
+  if (tx.h.type == TxType::kChangePubKey && tx.change_key.target_key_index == 0)
+    tx.change_key.target_key_index = tx.h.api_key_index;
+  return Reject::kOk;
+}
+
+std::string tx_info_json(const Tx& tx, const Signature* sig) {
+  std::string s;
+  JsonWriter w(s);
+  w.obj();
+  const TxType t = tx.h.type;
+  if (is_user_tx_type(static_cast<int>(t))) {
+    w.kv_i(t == TxType::kTransfer || t == TxType::kWithdraw ? "FromAccountIndex" : "AccountIndex",
+           tx.h.account);
+    w.kv_i("ApiKeyIndex", tx.h.api_key_index);
+  }
+  switch (t) {
+    case TxType::kCreateOrder: {
+      const auto& o = tx.order;
+      w.kv_i("MarketIndex", o.market).kv_i("ClientOrderIndex", o.client_order_index);
+      w.kv_i("BaseAmount", o.base_amount).kv_i("Price", o.price).kv_i("IsAsk", o.is_ask);
+      w.kv_i("Type", o.type).kv_i("TimeInForce", o.tif).kv_i("ReduceOnly", o.reduce_only);
+      w.kv_i("TriggerPrice", o.trigger_price).kv_i("OrderExpiry", o.order_expiry_ms);
+      break;
+    }
+    case TxType::kCancelOrder:
+      w.kv_i("MarketIndex", tx.cancel.market).kv_i("Index", tx.cancel.index);
+      break;
+    case TxType::kCancelAllOrders:
+      w.kv_i("TimeInForce", tx.cancel_all.tif).kv_i("Time", tx.cancel_all.time_ms);
+      break;
+    case TxType::kModifyOrder:
+      w.kv_i("MarketIndex", tx.modify.market).kv_i("Index", tx.modify.index);
+      w.kv_i("BaseAmount", tx.modify.base_amount).kv_i("Price", tx.modify.price);
+      w.kv_i("TriggerPrice", tx.modify.trigger_price);
+      break;
+    case TxType::kTransfer:
+      w.kv_i("ToAccountIndex", tx.transfer.to_account).kv_i("AssetIndex", tx.transfer.asset);
+      w.kv_i("FromRouteType", 0).kv_i("ToRouteType", 0).kv_i("Amount", tx.transfer.amount);
+      w.kv_i("USDCFee", tx.transfer.fee);
+      w.kv_s("Memo", to_hex(tx.transfer.memo.data(), tx.transfer.memo.size()));
+      break;
+    case TxType::kWithdraw:
+      w.kv_i("AssetIndex", tx.withdraw.asset).kv_i("RouteType", 0);
+      w.kv_i("Amount", tx.withdraw.amount);
+      break;
+    case TxType::kChangePubKey:
+      w.kv_s("PubKey", to_hex(tx.change_key.pubkey.data(), 32));
+      w.kv_i("TargetApiKeyIndex", tx.change_key.target_key_index);
+      break;
+    case TxType::kUpdateLeverage:
+      w.kv_i("MarketIndex", tx.leverage.market).kv_i("InitialMarginFraction", tx.leverage.imf);
+      w.kv_i("MarginMode", tx.leverage.margin_mode);
+      break;
+    case TxType::kDeposit:
+      w.kv_i("ToAccountIndex", tx.deposit.to_account).kv_i("Amount", tx.deposit.amount);
+      w.kv_s("L1Address", to_hex(tx.deposit.l1_address.data(), 20));
+      w.kv_s("PubKey", to_hex(tx.deposit.pubkey.data(), 32));
+      w.kv_i("KeyIndex", tx.deposit.api_key_index);
+      break;
+    case TxType::kSetIndexPrice:
+      w.kv_i("MarketIndex", tx.set_index.market).kv_i("IndexPrice", tx.set_index.index_price);
+      break;
+    default: break;
+  }
+  w.kv_i("ExpiredAt", tx.h.expired_at_ms).kv_i("Nonce", tx.h.nonce);
+  if (sig != nullptr) w.kv_s("Sig", to_base64(sig->data(), sig->size()));
+  w.key("L2TxAttributes");
+  const bool skip = tx.h.flags & kTxFlagSkipNonce;
+  const bool cam = t == TxType::kCancelAllOrders && tx.cancel_all.market != kAllMarkets;
+  const bool stp = t == TxType::kCreateOrder && tx.order.stp != StpMode::kExpireMaker;
+  if (!skip && !cam && !stp) {
+    w.null();
+  } else {
+    w.obj();
+    if (skip) w.kv_i("4", 1);
+    if (cam) w.kv_i("5", tx.cancel_all.market);
+    if (stp) w.kv_i("6", tx.order.stp);
+    w.end_obj();
+  }
+  w.end_obj();
+  return s;
+}
+
+}  // namespace tachyon::api

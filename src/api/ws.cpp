@@ -1,0 +1,572 @@
+// WorkerLogic, WebSocket side: the Lighter protocol (LIGHTER_API.md §2): greeting, subscribe /
+// unsubscribe, snapshots then deltas, JSON ping/pong, jsonapi/sendtx(batch); and the fan-out of
+// results and read-side changes to this worker's connections.
+#include <zlib.h>
+
+#include <simdjson.h>
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "tachyon/api/form.hpp"
+#include "tachyon/api/json_writer.hpp"
+#include "tachyon/api/render.hpp"
+#include "tachyon/api/worker.hpp"
+
+namespace tachyon::api {
+
+namespace {
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string ws_error(int code, std::string_view message, std::string_view id) {
+  std::string s;
+  JsonWriter w(s);
+  w.obj().key("error").obj().kv_i("code", code).kv_s("message", message).end_obj();
+  if (!id.empty()) w.kv_s("id", id);
+  w.end_obj();
+  return s;
+}
+
+// Parsed channel name: kind, market, account.
+struct Channel {
+  std::string kind;  // order_book, trade, market_stats, account_all, user_stats, ...
+  int market = -1;   // -2: "all"
+  int64_t account = -1;
+  std::string key;    // as subscribed, normalised ("order_book/0")
+  std::string frame;  // as in frames ("order_book:0")
+  bool needs_auth = false;
+};
+
+bool parse_u(std::string_view s, int64_t& out) {
+  if (s.empty() || s.size() > 18) return false;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  out = v;
+  return true;
+}
+
+std::optional<Channel> parse_channel(std::string_view ch) {
+  Channel c;
+  const size_t slash = ch.find('/');
+  if (slash == std::string_view::npos) {
+    if (ch != "height") return std::nullopt;
+    c.kind = "height";
+    c.key = c.frame = "height";
+    return c;
+  }
+  c.kind = std::string(ch.substr(0, slash));
+  std::string_view rest = ch.substr(slash + 1);
+  int64_t a = 0, b = 0;
+  if (c.kind == "order_book" || c.kind == "trade" || c.kind == "market_stats") {
+    if (c.kind == "market_stats" && rest == "all") {
+      c.market = -2;
+    } else if (!parse_u(rest, a) || a >= kMaxMarkets) {
+      return std::nullopt;
+    } else {
+      c.market = static_cast<int>(a);
+    }
+    c.key = c.kind + "/" + std::string(rest);
+    c.frame = c.kind + ":" + std::string(rest);
+    return c;
+  }
+  if (c.kind == "account_all" || c.kind == "user_stats" || c.kind == "account_all_trades" ||
+      c.kind == "account_all_orders") {
+    if (!parse_u(rest, a)) return std::nullopt;
+    c.account = a;
+    c.key = c.kind + "/" + std::to_string(a);
+    c.frame = c.kind + ":" + std::to_string(a);
+    c.needs_auth = c.kind == "account_all_orders";
+    return c;
+  }
+  if (c.kind == "account_orders") {
+    const size_t s2 = rest.find('/');
+    if (s2 == std::string_view::npos || !parse_u(rest.substr(0, s2), a) || a >= kMaxMarkets ||
+        !parse_u(rest.substr(s2 + 1), b))
+      return std::nullopt;
+    c.market = static_cast<int>(a);
+    c.account = b;
+    c.key = "account_orders/" + std::to_string(a) + "/" + std::to_string(b);
+    c.frame = "account_orders:" + std::to_string(a);
+    c.needs_auth = true;
+    return c;
+  }
+  return std::nullopt;
+}
+
+void stamp(JsonWriter& w, int64_t engine_ts_ns) {
+  const int64_t now = now_ns();
+  w.kv_i("timestamp", now / 1'000'000).kv_i("engine_ts_us", engine_ts_ns / 1000);
+  w.kv_i("sent_ts_us", now / 1000);
+}
+
+uint32_t book_checksum(const std::vector<pipe::PriceLevel>& bids,
+                       const std::vector<pipe::PriceLevel>& asks, int pd, int sd) {
+  std::string s;
+  JsonWriter w(s);  // only for its fixed-point formatting
+  bool first = true;
+  auto side = [&](const std::vector<pipe::PriceLevel>& lv) {
+    for (size_t i = 0; i < lv.size() && i < 25; ++i) {
+      std::string p, q;
+      JsonWriter(p).dec_num(lv[i].price, pd);
+      JsonWriter(q).dec_num(lv[i].size, sd);
+      if (!first) s += '|';
+      first = false;
+      s += p + ":" + q;
+    }
+  };
+  side(bids);
+  side(asks);
+  return static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size())));
+}
+}  // namespace
+
+void WorkerLogic::push(WsConn& c, std::string frame) {
+  if (c.queued_bytes() + frame.size() > cfg_.ws_queue_bytes) {
+    if (c.resynced) {
+      c.close_conn("slow consumer: send queue overflowed twice");
+      return;
+    }
+    // First overflow: drop what is queued and send fresh snapshots of its books instead.
+    c.clear_queue();
+    c.resynced = true;
+    for (const auto& key : c.subs) {
+      const auto ch = parse_channel(key);
+      if (ch && ch->kind == "order_book" && books_[ch->market].valid)
+        c.send_text(book_frame(c, static_cast<MarketId>(ch->market), true, books_[ch->market],
+                               nullptr, nullptr, 0));
+    }
+    return;
+  }
+  c.send_text(std::move(frame));
+}
+
+void WorkerLogic::ws_open(const std::shared_ptr<WsConn>& c) {
+  c->id = (uint64_t{index_} << 48) | next_conn_id_++;
+  c->last_rx_ns = now_ns();
+  conns_[c->id] = c;
+  std::string s;
+  JsonWriter w(s);
+  w.obj().kv_s("type", "connected").kv_s("session_id", std::to_string(c->id)).end_obj();
+  c->send_text(std::move(s));
+}
+
+void WorkerLogic::ws_closed(const std::shared_ptr<WsConn>& c) {
+  for (const auto& key : c->subs) {
+    auto it = subs_.find(key);
+    if (it == subs_.end()) continue;
+    auto& v = it->second;
+    v.erase(std::remove_if(v.begin(), v.end(),
+                           [&](const Sub& s) {
+                             auto p = s.conn.lock();
+                             return !p || p.get() == c.get();
+                           }),
+            v.end());
+    if (v.empty()) subs_.erase(it);
+  }
+  c->subs.clear();
+  conns_.erase(c->id);
+}
+
+void WorkerLogic::ws_message(const std::shared_ptr<WsConn>& c, std::string_view text) {
+  c->last_rx_ns = now_ns();
+  if (!shared_.ip_allow(c->ip)) {
+    push(*c, ws_error(30009, "rate limit exceeded", ""));
+    return;
+  }
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(text);
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::object obj;
+  if (parser.iterate(padded).get(doc) || doc.get_object().get(obj)) {
+    push(*c, ws_error(30000, "Invalid JSON", ""));
+    return;
+  }
+  std::string type, channel, auth, id, data;
+  uint64_t nonce = 0;
+  for (auto f : obj) {
+    std::string_view k, sv;
+    simdjson::ondemand::value v;
+    if (f.unescaped_key().get(k) || f.value().get(v)) {
+      push(*c, ws_error(30000, "Invalid JSON", ""));
+      return;
+    }
+    simdjson::ondemand::json_type t;
+    if (v.type().get(t)) continue;
+    if (k == "data") {
+      data = std::string(simdjson::to_json_string(v).value_unsafe());
+      continue;
+    }
+    if (t == simdjson::ondemand::json_type::string) {
+      if (v.get_string().get(sv)) continue;
+    } else if (t == simdjson::ondemand::json_type::number) {
+      sv = v.raw_json_token();
+    } else {
+      continue;
+    }
+    if (k == "type")
+      type = sv;
+    else if (k == "channel")
+      channel = sv;
+    else if (k == "auth")
+      auth = sv;
+    else if (k == "id")
+      id = sv;
+    else if (k == "nonce")
+      nonce = std::strtoull(std::string(sv).c_str(), nullptr, 10);
+  }
+  while (!id.empty() && (id.back() == ' ' || id.back() == '\n')) id.pop_back();
+  if (type == "ping") {
+    push(*c, "{\"type\":\"pong\"}");
+  } else if (type == "pong") {
+    // keep-alive answer: nothing to do
+  } else if (type == "subscribe") {
+    ws_subscribe(c, channel, auth, id);
+  } else if (type == "unsubscribe") {
+    ws_unsubscribe(c, channel);
+  } else if (type == "jsonapi/sendtx" || type == "jsonapi/sendtxbatch") {
+    ws_sendtx(c, data, type == "jsonapi/sendtxbatch", id);
+  } else if (type == "resume") {
+    ws_resume(c, channel, nonce);
+  } else {
+    push(*c, ws_error(30001, "Invalid type: " + type, id));
+  }
+}
+
+void WorkerLogic::ws_subscribe(const std::shared_ptr<WsConn>& c, std::string_view name,
+                               std::string_view auth, std::string_view id) {
+  const auto ch = parse_channel(name);
+  if (!ch) {
+    push(*c, ws_error(30005, "Invalid Channel: " + std::string(name), id));
+    return;
+  }
+  if (ch->market >= 0 && !pipe_.read_side().market_exists(static_cast<MarketId>(ch->market))) {
+    push(*c, ws_error(30005, "Invalid Channel: no market " + std::to_string(ch->market), id));
+    return;
+  }
+  if (std::find(c->subs.begin(), c->subs.end(), ch->key) != c->subs.end()) {
+    push(*c, ws_error(30003, "Already Subscribed: " + ch->key, id));
+    return;
+  }
+  if (c->subs.size() >= cfg_.max_subscriptions) {
+    push(*c, ws_error(30012, "too many subscriptions on this connection", id));
+    return;
+  }
+  if (ch->account >= 0) {
+    bool exists = false, authorized = !ch->needs_auth;
+    dry_.account_reader().read([&] {
+      const pipe::AccountView* a = dry_.accounts().find(static_cast<AccountIndex>(ch->account));
+      if (a == nullptr) return;
+      exists = true;
+      if (authorized) return;
+      const auto tok = parse_auth_token(auth, cfg_.chain_id);
+      const int64_t now_s = now_ns() / 1'000'000'000;
+      if (!tok || tok->account != a->index || tok->deadline_s < now_s ||
+          tok->deadline_s > now_s + kMaxTokenLifetimeS)
+        return;
+      const pipe::KeyView* k = a->key(tok->api_key);
+      authorized = k != nullptr && verify_detached(tok->message, tok->sig, k->pubkey);
+    });
+    if (!exists) {
+      push(*c, ws_error(30005, "Invalid Channel: account not found", id));
+      return;
+    }
+    if (!authorized) {
+      push(*c, ws_error(30008, "this channel needs a valid auth token for the account", id));
+      return;
+    }
+  }
+  c->subs.push_back(ch->key);
+  subs_[ch->key].push_back(Sub{c, ch->frame});
+  // The snapshot, first.
+  const std::string& k = ch->kind;
+  if (k == "order_book") {
+    const auto m = static_cast<MarketId>(ch->market);
+    if (!books_[m].valid) refresh_book(m);
+    push(*c, book_frame(*c, m, true, books_[m], nullptr, nullptr, 0));
+  } else if (k == "market_stats") {
+    push(*c, market_stats_frame(*c, ch->market < 0 ? 0 : static_cast<MarketId>(ch->market),
+                                ch->market == -2, true));
+  } else if (k == "trade") {
+    const auto m = static_cast<MarketId>(ch->market);
+    auto& rd = history_readers_[m];
+    if (!rd) rd.emplace(pipe_.read_side().history(m).reader());
+    std::vector<pipe::TradeRecord> trades;
+    rd->read([&](const pipe::MarketHistory* h) {
+      if (h) trades = h->trades;
+    });
+    push(*c, trades_frame(*c, m, trades, true));
+  } else if (k == "height") {
+    std::string s;
+    JsonWriter w(s);
+    w.obj().kv_s("channel", "height").kv_s("type", "subscribed/height");
+    w.kv_i("height", pipe_.applied_seq());
+    stamp(w, 0);
+    w.end_obj();
+    push(*c, std::move(s));
+  } else {
+    push(*c, account_frame(*c, k, static_cast<AccountIndex>(ch->account), true, nullptr, nullptr,
+                           ch->market >= 0 ? static_cast<MarketId>(ch->market) : kAllMarkets));
+  }
+}
+
+void WorkerLogic::ws_unsubscribe(const std::shared_ptr<WsConn>& c, std::string_view name) {
+  const auto ch = parse_channel(name);
+  auto pos = ch ? std::find(c->subs.begin(), c->subs.end(), ch->key) : c->subs.end();
+  if (pos == c->subs.end()) {
+    push(*c, ws_error(30002, "Not Subscribed: " + std::string(name), ""));
+    return;
+  }
+  c->subs.erase(pos);
+  auto it = subs_.find(ch->key);
+  if (it != subs_.end()) {
+    auto& v = it->second;
+    v.erase(std::remove_if(v.begin(), v.end(),
+                           [&](const Sub& s) {
+                             auto p = s.conn.lock();
+                             return !p || p.get() == c.get();
+                           }),
+            v.end());
+    if (v.empty()) subs_.erase(it);
+  }
+  std::string s;
+  JsonWriter w(s);
+  w.obj().kv_s("type", "unsubscribed").kv_s("channel", ch->frame).end_obj();
+  push(*c, std::move(s));
+}
+
+void WorkerLogic::ws_resume(const std::shared_ptr<WsConn>& c, std::string_view name, uint64_t) {
+  // No delta history is kept yet: a resume is answered with a fresh snapshot (which API.md
+  // allows for a nonce that is too old).
+  const auto ch = parse_channel(name);
+  if (!ch || ch->kind != "order_book" ||
+      std::find(c->subs.begin(), c->subs.end(), ch->key) == c->subs.end()) {
+    push(*c, ws_error(30002, "resume needs a subscribed order_book channel", ""));
+    return;
+  }
+  const auto m = static_cast<MarketId>(ch->market);
+  push(*c, book_frame(*c, m, true, books_[m], nullptr, nullptr, 0));
+}
+
+void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view data, bool batch,
+                            std::string id) {
+  const char* type = batch ? "jsonapi/sendtxbatch" : "jsonapi/sendtx";
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(data);
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::object obj;
+  if (data.empty() || parser.iterate(padded).get(doc) || doc.get_object().get(obj)) {
+    push(*c, ws_error(30007, "data must be an object with tx_type and tx_info", id));
+    return;
+  }
+  // Rebuild the request as a form and reuse the REST path (same dry-run, same reply body).
+  FormFields f;
+  for (auto fld : obj) {
+    std::string_view k;
+    simdjson::ondemand::value v;
+    if (fld.unescaped_key().get(k) || fld.value().get(v)) break;
+    std::string_view sv;
+    if (v.type() == simdjson::ondemand::json_type::string) {
+      if (v.get_string().get(sv)) continue;
+      f.emplace_back(std::string(k), std::string(sv));
+    } else {
+      f.emplace_back(std::string(k), std::string(simdjson::to_json_string(v).value_unsafe()));
+    }
+  }
+  if (auto did = field(f, "id"); did && id.empty()) id = *did;
+  std::string body;
+  JsonWriter w(body);
+  w.obj();
+  for (const auto& [k, v] : f) {
+    if (k == "id") continue;
+    w.kv_s(k, v);
+  }
+  w.end_obj();
+  HttpRequest req;
+  req.method = "POST";
+  req.target = batch ? "/api/v1/sendTxBatch" : "/api/v1/sendTx";
+  req.body = body;
+  req.content_type = "application/json";
+  req.ip = c->ip;
+  std::weak_ptr<WsConn> weak = c;
+  ReplyFn done = [this, weak, id, type](HttpReply r) {
+    auto conn = weak.lock();
+    if (!conn) return;
+    // Turn the REST reply into the WS shape: success echoes type and id; failure is an error.
+    simdjson::ondemand::parser p;
+    simdjson::padded_string pb(r.body);
+    simdjson::ondemand::document d;
+    int64_t code = 0;
+    std::string_view message;
+    if (r.status != 200 && !p.iterate(pb).get(d) && !d["code"].get_int64().get(code)) {
+      if (d["message"].get_string().get(message)) message = "rejected";
+      push(*conn, ws_error(static_cast<int>(code), message, id));
+      return;
+    }
+    std::string s = "{\"type\":\"" + std::string(type) + "\",\"id\":";
+    JsonWriter(s).str(id);
+    s += ",";
+    s.append(r.body, 1, std::string::npos);  // the REST object's members
+    push(*conn, std::move(s));
+  };
+  bool deferred = false;
+  HttpReply r = send_tx(req, batch, false, deferred, done);
+  if (!deferred) done(std::move(r));
+}
+
+// ---- frames ----
+
+std::string WorkerLogic::book_frame(WsConn& c, MarketId m, bool snapshot, const BookCache& cache,
+                                    const std::vector<pipe::PriceLevel>* dbids,
+                                    const std::vector<pipe::PriceLevel>* dasks,
+                                    uint64_t begin_nonce) {
+  const auto mv = dry_.market(m);
+  const int pd = mv ? mv->params.price_decimals : 0, sd = mv ? mv->params.size_decimals : 0;
+  const uint64_t offset = ++c.offset;
+  std::string s;
+  JsonWriter w(s);
+  w.obj().kv_s("channel", "order_book:" + std::to_string(m)).kv_i("offset", offset);
+  w.key("order_book").obj().kv_i("code", 0);
+  auto side = [&](const char* name, const std::vector<pipe::PriceLevel>& lv) {
+    w.key(name).arr();
+    for (const auto& l : lv)
+      w.obj().key("price").dec(l.price, pd).key("size").dec(l.size, sd).end_obj();
+    w.end_arr();
+  };
+  side("asks", snapshot ? cache.asks : *dasks);
+  side("bids", snapshot ? cache.bids : *dbids);
+  w.kv_i("offset", offset).kv_i("nonce", cache.nonce);
+  w.kv_i("begin_nonce", snapshot ? cache.nonce : begin_nonce);
+  w.kv_i("checksum", book_checksum(cache.bids, cache.asks, pd, sd)).end_obj();
+  stamp(w, 0);
+  w.kv_s("type", snapshot ? "subscribed/order_book" : "update/order_book").end_obj();
+  return s;
+}
+
+std::string WorkerLogic::market_stats_frame(WsConn&, MarketId m, bool all, bool snapshot) {
+  std::string s;
+  JsonWriter w(s);
+  w.obj().kv_s("channel", all ? "market_stats:all" : "market_stats:" + std::to_string(m));
+  int64_t ts = 0;
+  w.key("market_stats");
+  if (all) {
+    w.obj();
+    for (int i = 0; i < kMaxMarkets; ++i) {
+      if (auto v = dry_.market(static_cast<MarketId>(i))) {
+        w.key(std::to_string(i));
+        write_market_stats(w, *v);
+        ts = std::max(ts, v->engine_ts_ns);
+      }
+    }
+    w.end_obj();
+  } else if (auto v = dry_.market(m)) {
+    write_market_stats(w, *v);
+    ts = v->engine_ts_ns;
+  } else {
+    w.null();
+  }
+  stamp(w, ts);
+  w.kv_s("type", snapshot ? "subscribed/market_stats" : "update/market_stats").end_obj();
+  return s;
+}
+
+std::string WorkerLogic::trades_frame(WsConn&, MarketId m,
+                                      const std::vector<pipe::TradeRecord>& trades, bool snapshot) {
+  const auto mv = dry_.market(m);
+  std::string s;
+  JsonWriter w(s);
+  int64_t ts = 0;
+  w.obj().kv_s("channel", "trade:" + std::to_string(m)).key("trades").arr();
+  for (auto it = trades.rbegin(); it != trades.rend(); ++it) {  // newest first (ccxt reverses)
+    if (mv) write_trade(w, *it, *mv);
+    ts = std::max(ts, it->time_ns);
+  }
+  w.end_arr().key("liquidation_trades").arr().end_arr();
+  stamp(w, ts);
+  w.kv_s("type", snapshot ? "subscribed/trade" : "update/trade").end_obj();
+  return s;
+}
+
+std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIndex a,
+                                       bool snapshot,
+                                       const std::vector<pipe::TradeRecord>* new_trades,
+                                       const std::vector<pipe::OrderView>* changed, MarketId only) {
+  auto markets = [this](MarketId m) { return dry_.market(m); };
+  std::string s;
+  JsonWriter w(s);
+  int64_t ts = 0;
+  const std::string frame_channel = kind == "account_orders"
+                                        ? "account_orders:" + std::to_string(only)
+                                        : std::string(kind) + ":" + std::to_string(a);
+  w.obj().kv_s("channel", frame_channel).kv_i("account", a);
+  dry_.account_reader().read([&] {
+    const pipe::AccountView* v = dry_.accounts().find(a);
+    if (v == nullptr) return;
+    ts = v->engine_ts_ns;
+    auto trades_by_market = [&](const std::vector<pipe::TradeRecord>& list) {
+      std::map<MarketId, std::vector<const pipe::TradeRecord*>> by;
+      for (const auto& t : list) by[t.t.market].push_back(&t);
+      w.key("trades").obj();
+      for (const auto& [m, ts2] : by) {
+        const auto mv = markets(m);
+        if (!mv) continue;
+        w.key(std::to_string(m)).arr();
+        for (auto it = ts2.rbegin(); it != ts2.rend(); ++it) write_trade(w, **it, *mv);
+        w.end_arr();
+      }
+      w.end_obj();
+    };
+    if (kind == "user_stats") {
+      w.key("stats");
+      write_user_stats(w, *v, markets);
+    } else if (kind == "account_all_trades") {
+      trades_by_market(snapshot || new_trades == nullptr ? v->trades : *new_trades);
+      w.kv_i("total_trade_count", v->trade_count);
+    } else if (kind == "account_all_orders" || kind == "account_orders") {
+      std::map<MarketId, std::vector<const pipe::OrderView*>> by;
+      std::vector<pipe::OrderView> open;
+      const auto& list = snapshot || changed == nullptr ? v->orders : *changed;
+      for (const auto& o : list)
+        if (only == kAllMarkets || o.o.market == only) by[o.o.market].push_back(&o);
+      w.key("orders").obj();
+      for (const auto& [m, os] : by) {
+        const auto mv = markets(m);
+        if (!mv) continue;
+        w.key(std::to_string(m)).arr();
+        for (const auto* o : os) {
+          const bool gone = !snapshot && changed != nullptr && o->removed;
+          write_order(w, o->o, o->created_ns, o->updated_ns, *mv,
+                      gone ? order_status(o->o.reason) : std::string_view());
+        }
+        w.end_arr();
+      }
+      w.end_obj();
+    } else {  // account_all
+      w.key("positions").obj();
+      for (const auto& p : v->positions) {
+        w.key(std::to_string(p.market));
+        write_position(w, *v, p, markets);
+      }
+      w.end_obj();
+      trades_by_market(snapshot || new_trades == nullptr ? v->trades : *new_trades);
+      w.key("funding_histories").obj().end_obj().key("shares").arr().end_arr();
+      const AccountFigures f = account_figures(*v, markets);
+      w.key("collateral").dec(v->collateral, 6).key("available_balance").dec(f.available, 6);
+      w.kv_i("total_order_count", v->orders.size()).kv_i("daily_trades_count", v->trade_count);
+    }
+  });
+  stamp(w, ts);
+  w.kv_s("type", std::string(snapshot ? "subscribed/" : "update/") +
+                     std::string(kind == "account_orders" ? "account_orders" : kind));
+  w.end_obj();
+  return s;
+}
+
+}  // namespace tachyon::api

@@ -1,0 +1,219 @@
+// WorkerLogic: what happens when the apply thread rings. Results go back to their requests;
+// the update log is tailed from this worker's cursor and turned into frames for the channels
+// that have subscribers here; books are diffed against the last state this worker sent.
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "tachyon/api/json_writer.hpp"
+#include "tachyon/api/worker.hpp"
+
+namespace tachyon::api {
+
+namespace {
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Levels that differ between two sides kept best first; removed ones with size 0.
+void diff_side(const std::vector<pipe::PriceLevel>& old_lv,
+               const std::vector<pipe::PriceLevel>& new_lv, bool is_ask,
+               std::vector<pipe::PriceLevel>& out) {
+  auto better = [is_ask](Ticks a, Ticks b) { return is_ask ? a < b : a > b; };
+  size_t i = 0, j = 0;
+  while (i < old_lv.size() || j < new_lv.size()) {
+    if (j == new_lv.size() || (i < old_lv.size() && better(old_lv[i].price, new_lv[j].price))) {
+      out.push_back(pipe::PriceLevel{old_lv[i++].price, 0, 0});
+    } else if (i == old_lv.size() || better(new_lv[j].price, old_lv[i].price)) {
+      out.push_back(new_lv[j++]);
+    } else {
+      if (old_lv[i].size != new_lv[j].size) out.push_back(new_lv[j]);
+      ++i;
+      ++j;
+    }
+  }
+}
+}  // namespace
+
+bool WorkerLogic::refresh_book(MarketId m) {
+  auto& rd = book_readers_[m];
+  if (!rd) rd.emplace(pipe_.book(m).reader());
+  BookCache& c = books_[m];
+  return rd->read([&](const pipe::BookSnapshot* s) {
+    if (s == nullptr || (c.valid && s->nonce == c.nonce)) return false;
+    c.nonce = s->nonce;
+    c.bids = s->bids;
+    c.asks = s->asks;
+    c.valid = true;
+    return true;
+  });
+}
+
+void WorkerLogic::on_wake() {
+  pipe_.poll_results(index_, [&](const pipe::Result& r) {
+    auto it = pending_.find(r.cookie);
+    if (it == pending_.end()) return;
+    auto done = std::move(it->second.done);
+    pending_.erase(it);
+    done(r);
+  });
+  fan_out();
+  fan_out_books();
+}
+
+void WorkerLogic::fan_out() {
+  const auto& log = pipe_.read_side().log();
+  const uint64_t head = log.head();
+  if (head - log_pos_ > log.capacity()) {
+    resync_all();
+    log_pos_ = head;
+    return;
+  }
+  std::map<MarketId, std::vector<pipe::TradeRecord>> trades;
+  std::map<AccountIndex, std::vector<pipe::TradeRecord>> acct_trades;
+  std::map<AccountIndex, std::vector<pipe::OrderView>> acct_orders;
+  std::set<AccountIndex> accounts;
+  std::set<MarketId> markets;
+  StateUpdate u;
+  auto has = [this](const std::string& key) { return subs_.contains(key); };
+  for (; log_pos_ < head; ++log_pos_) {
+    if (!log.read(log_pos_, u)) {  // overwritten while we read: we fell behind
+      resync_all();
+      log_pos_ = log.head();
+      return;
+    }
+    switch (u.type) {
+      case UpdateType::kTrade: {
+        const pipe::TradeRecord rec{u.trade, u.time_ns};
+        if (has("trade/" + std::to_string(u.trade.market))) trades[u.trade.market].push_back(rec);
+        markets.insert(u.trade.market);
+        for (AccountIndex a : {u.trade.maker, u.trade.taker}) {
+          acct_trades[a].push_back(rec);
+          accounts.insert(a);
+          if (u.trade.maker == u.trade.taker) break;
+        }
+        break;
+      }
+      case UpdateType::kOrderAdded:
+      case UpdateType::kOrderReduced:
+      case UpdateType::kOrderRemoved: {
+        pipe::OrderView ov{u.order, u.time_ns, u.time_ns, u.type == UpdateType::kOrderRemoved};
+        acct_orders[u.order.account].push_back(ov);
+        accounts.insert(u.order.account);
+        break;
+      }
+      case UpdateType::kPosition: accounts.insert(u.position.account); break;
+      case UpdateType::kBalance: accounts.insert(u.balance.account); break;
+      case UpdateType::kMarkPrice: markets.insert(u.mark.market); break;
+      case UpdateType::kMarket: markets.insert(u.market.market); break;
+      default: break;
+    }
+  }
+  auto each = [this](const std::string& key, auto&& f) {
+    auto it = subs_.find(key);
+    if (it == subs_.end()) return;
+    for (auto& s : it->second)
+      if (auto c = s.conn.lock()) f(*c);
+  };
+  for (auto& [m, list] : trades)
+    each("trade/" + std::to_string(m),
+         [&](WsConn& c) { push(c, trades_frame(c, m, list, false)); });
+  if (!markets.empty()) {
+    for (MarketId m : markets)
+      each("market_stats/" + std::to_string(m),
+           [&](WsConn& c) { push(c, market_stats_frame(c, m, false, false)); });
+    each("market_stats/all", [&](WsConn& c) { push(c, market_stats_frame(c, 0, true, false)); });
+  }
+  for (AccountIndex a : accounts) {
+    const std::string id = std::to_string(a);
+    each("account_all/" + id, [&](WsConn& c) {
+      auto it = acct_trades.find(a);
+      push(c, account_frame(c, "account_all", a, false,
+                            it == acct_trades.end() ? nullptr : &it->second, nullptr, kAllMarkets));
+    });
+    each("user_stats/" + id, [&](WsConn& c) {
+      push(c, account_frame(c, "user_stats", a, false, nullptr, nullptr, kAllMarkets));
+    });
+    if (auto it = acct_trades.find(a); it != acct_trades.end()) {
+      each("account_all_trades/" + id, [&](WsConn& c) {
+        push(c,
+             account_frame(c, "account_all_trades", a, false, &it->second, nullptr, kAllMarkets));
+      });
+    }
+    if (auto it = acct_orders.find(a); it != acct_orders.end()) {
+      each("account_all_orders/" + id, [&](WsConn& c) {
+        push(c,
+             account_frame(c, "account_all_orders", a, false, nullptr, &it->second, kAllMarkets));
+      });
+      std::set<MarketId> ms;
+      for (const auto& o : it->second) ms.insert(o.o.market);
+      for (MarketId m : ms)
+        each("account_orders/" + std::to_string(m) + "/" + id, [&](WsConn& c) {
+          push(c, account_frame(c, "account_orders", a, false, nullptr, &it->second, m));
+        });
+    }
+  }
+}
+
+void WorkerLogic::fan_out_books() {
+  std::vector<pipe::PriceLevel> dbids, dasks;
+  for (auto& [key, list] : subs_) {
+    if (key.rfind("order_book/", 0) != 0 || list.empty()) continue;
+    const auto m = static_cast<MarketId>(std::stoi(key.substr(11)));
+    BookCache& cache = books_[m];
+    const BookCache before = cache;  // levels as last sent
+    if (!refresh_book(m)) continue;
+    dbids.clear();
+    dasks.clear();
+    diff_side(before.bids, cache.bids, false, dbids);
+    diff_side(before.asks, cache.asks, true, dasks);
+    for (auto& s : list)
+      if (auto c = s.conn.lock())
+        push(*c, book_frame(*c, m, false, cache, &dbids, &dasks, before.nonce));
+  }
+}
+
+void WorkerLogic::resync_all() {
+  for (auto& [id, weak] : conns_) {
+    auto c = weak.lock();
+    if (!c) continue;
+    for (const auto& key : c->subs) {
+      if (key.rfind("order_book/", 0) == 0) {
+        const auto m = static_cast<MarketId>(std::stoi(key.substr(11)));
+        refresh_book(m);
+        push(*c, book_frame(*c, m, true, books_[m], nullptr, nullptr, 0));
+      }
+    }
+  }
+}
+
+void WorkerLogic::on_tick() {
+  const int64_t now = now_ns();
+  std::vector<std::shared_ptr<WsConn>> idle;
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    auto c = it->second.lock();
+    if (!c) {
+      conns_.erase(it++);
+      continue;
+    }
+    if (now - c->last_rx_ns > int64_t{cfg_.idle_timeout_s} * 1'000'000'000) idle.push_back(c);
+    ++it;
+  }
+  for (auto& c : idle) c->close_conn("idle timeout: no frame from the client");
+  // Keep-alive and a periodic market_stats push (clients that watch the same market twice on
+  // one connection wait for a push rather than a second snapshot).
+  if (now - last_stats_push_ns_ >= 1'000'000'000) {
+    last_stats_push_ns_ = now;
+    for (auto& [key, list] : subs_) {
+      if (key.rfind("market_stats/", 0) != 0) continue;
+      const bool all = key == "market_stats/all";
+      const MarketId m = all ? 0 : static_cast<MarketId>(std::stoi(key.substr(13)));
+      for (auto& s : list)
+        if (auto c = s.conn.lock()) push(*c, market_stats_frame(*c, m, all, false));
+    }
+  }
+}
+
+}  // namespace tachyon::api
