@@ -87,8 +87,8 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     os << origin << ":" << e.source().begin.line << ": " << e.description();
     return Status::error(os.str());
   }
-  static const char* kSections[] = {"server", "store", "engine", "threads",
-                                    "log",    "demo",  "markets"};
+  static const char* kSections[] = {"server", "store", "engine",  "threads",
+                                    "log",    "demo",  "markets", "limits"};
   for (auto&& [key, node] : root) {
     bool known = false;
     for (const char* s : kSections) known |= key.str() == s;
@@ -102,6 +102,18 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     TRY(get_str(*t, "admin_address", c.admin_address, origin));
     TRY(get_int(*t, "admin_port", c.admin_port, origin, 0, 65535));
     TRY(get_int(*t, "chain_id", c.chain_id, origin, 0, UINT32_MAX));
+    TRY(get_int(*t, "workers", c.api_workers, origin, 1, 64));
+    TRY(get_str(*t, "operator_pubkey", c.operator_pubkey, origin));
+  }
+  if (const toml::table* t = root["limits"].as_table()) {
+    TRY(get_int(*t, "max_body_bytes", c.max_body_bytes, origin, 1024, 16 << 20));
+    TRY(get_int(*t, "max_ws_message_bytes", c.max_ws_message_bytes, origin, 1024, 16 << 20));
+    TRY(get_int(*t, "max_subscriptions", c.max_subscriptions, origin, 1, 100000));
+    TRY(get_int(*t, "ws_queue_bytes", c.ws_queue_bytes, origin, 4096, 1 << 30));
+    TRY(get_int(*t, "idle_timeout_s", c.idle_timeout_s, origin, 5, 86400));
+    TRY(get_int(*t, "max_connections_per_ip", c.max_connections_per_ip, origin, 1, 1000000));
+    TRY(get_int(*t, "ip_rate_per_s", c.ip_rate_per_s, origin, 1, 10000000));
+    TRY(get_int(*t, "ip_burst", c.ip_burst, origin, 1, 10000000));
   }
   if (const toml::table* t = root["store"].as_table()) {
     std::string durability;
@@ -179,9 +191,15 @@ std::string describe(const Config& c) {
   std::ostringstream o;
   o << "[server]\nlisten_address = \"" << c.listen_address << "\"\nport = " << c.port
     << "\nadmin_address = \"" << c.admin_address << "\"\nadmin_port = " << c.admin_port
-    << "\nchain_id = " << c.chain_id << "\n\n[store]\ndata_dir = \"" << c.data_dir
-    << "\"\ndurability = \"" << store::durability_name(c.durability)
-    << "\"\nsegment_bytes = " << c.segment_bytes
+    << "\nchain_id = " << c.chain_id << "\nworkers = " << c.api_workers << "\noperator_pubkey = \""
+    << c.operator_pubkey << "\"\n\n[limits]\nmax_body_bytes = " << c.max_body_bytes
+    << "\nmax_ws_message_bytes = " << c.max_ws_message_bytes
+    << "\nmax_subscriptions = " << c.max_subscriptions << "\nws_queue_bytes = " << c.ws_queue_bytes
+    << "\nidle_timeout_s = " << c.idle_timeout_s
+    << "\nmax_connections_per_ip = " << c.max_connections_per_ip
+    << "\nip_rate_per_s = " << c.ip_rate_per_s << "\nip_burst = " << c.ip_burst
+    << "\n\n[store]\ndata_dir = \"" << c.data_dir << "\"\ndurability = \""
+    << store::durability_name(c.durability) << "\"\nsegment_bytes = " << c.segment_bytes
     << "\nsnapshot_every_txs = " << c.snapshot_every_txs
     << "\nsnapshot_interval_s = " << c.snapshot_interval_s
     << "\nsnapshot_keep = " << c.snapshot_keep << "\nblock_max_txs = " << c.block_max_txs

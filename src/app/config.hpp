@@ -31,6 +31,17 @@ struct Config {
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
   uint32_t chain_id = 304;
+  uint32_t api_workers = 2;
+  std::string operator_pubkey;  // hex; empty: <data_dir>/operator.key (made on first start)
+  // [limits]
+  uint32_t max_body_bytes = 65536;
+  uint32_t max_ws_message_bytes = 65536;
+  uint32_t max_subscriptions = 100;
+  uint32_t ws_queue_bytes = 4 << 20;
+  uint32_t idle_timeout_s = 120;
+  uint32_t max_connections_per_ip = 100;
+  uint32_t ip_rate_per_s = 200;
+  uint32_t ip_burst = 400;
   EngineConfig engine;
   std::string wait_strategy = "spin_then_park";
   int sequencer_core = -1;

@@ -1,8 +1,8 @@
-// tachyon: the exchange server. Today (issue 3) it owns the lifecycle: configuration, recovery
-// (newest snapshot + journal), the markets of a fresh data dir, the journal, periodic
-// copy-on-write snapshots, systemd readiness and watchdog, and a clean shutdown on SIGTERM
-// (sync the journal, write a snapshot, exit 0). The rings, hot threads and the API that feed it
-// transactions arrive with issues 4 and 5; until then [demo] load_tps can feed the seeded stream.
+// tachyon: the exchange server. Configuration, recovery (newest snapshot + journal), the hot path
+// (api workers -> ingress rings -> sequencer -> apply thread -> read side), the Beast api, the
+// markets of a fresh data dir, periodic copy-on-write snapshots taken on the sequencer thread,
+// systemd readiness and watchdog, and a clean shutdown on SIGTERM (stop accepting, drain the
+// pipeline, answer the last requests, sync the journal, write a snapshot, exit 0).
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -18,8 +18,16 @@
 #include <fstream>
 #include <sstream>
 
+#include <fcntl.h>
+
+#include <deque>
+#include <thread>
+
 #include "config.hpp"
 #include "support/random_stream.hpp"
+#include "tachyon/api/crypto.hpp"
+#include "tachyon/api/server.hpp"
+#include "tachyon/pipe/pipeline.hpp"
 #include "tachyon/store/commit.hpp"
 #include "tachyon/store/snapshot.hpp"
 
@@ -64,51 +72,8 @@ void setup_logging(const app::Config& c) {
   spdlog::set_default_logger(log);
 }
 
-// The sequencer of this issue: stamps seq, block and time, executes, journals, hands the tx to
-// the committer and seals blocks. Single-threaded.
-class Sequencer {
- public:
-  Sequencer(Engine& e, store::Journal& j, store::Committer& c, const app::Config& cfg)
-      : engine_(e),
-        journal_(j),
-        committer_(c),
-        max_txs_(cfg.block_max_txs),
-        interval_(std::chrono::milliseconds(cfg.block_interval_ms)),
-        block_(e.last_block() + 1) {}
-  TxResult submit(Tx tx) {
-    tx.h.seq = engine_.last_seq() + 1;
-    tx.h.block = block_;
-    tx.h.time_ns = realtime_ns();
-    const TxResult r = engine_.execute(tx, sink_);
-    journal_.append(tx);  // every sequenced tx: replay then reproduces rejects and expiries
-    committer_.push(tx);
-    if (txs_in_block_++ == 0) block_start_ = std::chrono::steady_clock::now();
-    if (txs_in_block_ >= max_txs_) seal();
-    return r;
-  }
-  void maybe_seal() {
-    if (txs_in_block_ > 0 && std::chrono::steady_clock::now() - block_start_ >= interval_) seal();
-  }
-  void seal() {
-    if (txs_in_block_ == 0) return;
-    committer_.seal(block_++, realtime_ns());
-    txs_in_block_ = 0;
-  }
-
- private:
-  Engine& engine_;
-  store::Journal& journal_;
-  store::Committer& committer_;
-  NullSink sink_;
-  uint32_t max_txs_;
-  std::chrono::milliseconds interval_;
-  uint64_t block_;
-  uint32_t txs_in_block_ = 0;
-  std::chrono::steady_clock::time_point block_start_;
-};
-
 struct Overrides {
-  std::string config_file, data_dir, durability;
+  std::string config_file, data_dir, durability, listen_address;
   int port = -1, admin_port = -1;
   int64_t demo_load_tps = -1;
   bool check_only = false;
@@ -128,6 +93,7 @@ Status load(const Overrides& o, app::Config& c) {
   if (!o.data_dir.empty()) c.data_dir = o.data_dir;
   if (o.port >= 0) c.port = o.port;
   if (o.admin_port >= 0) c.admin_port = o.admin_port;
+  if (!o.listen_address.empty()) c.listen_address = o.listen_address;
   if (o.demo_load_tps >= 0) c.demo_load_tps = static_cast<uint32_t>(o.demo_load_tps);
   if (!o.durability.empty()) {
     if (Status s = store::parse_durability(o.durability, c.durability); !s.ok()) return s;
@@ -135,12 +101,71 @@ Status load(const Overrides& o, app::Config& c) {
   return app::check_config(c);
 }
 
+// The operator key: configured public key, or a key pair kept in the data dir.
+Status operator_key(const app::Config& c, api::PublicKey& pk) {
+  if (!c.operator_pubkey.empty()) {
+    if (!api::from_hex(c.operator_pubkey, pk.data(), pk.size()))
+      return Status::error("server.operator_pubkey must be 64 hex characters");
+    return Status();
+  }
+  const std::string path = c.data_dir + "/operator.key";
+  std::ifstream in(path);
+  std::string hex;
+  api::SecretKey sk;
+  if (in >> hex) {
+    if (!api::from_hex(hex, sk.data(), sk.size()))
+      return Status::error(path + " is not a key file");
+  } else {
+    api::keygen(pk, sk);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return Status::error("cannot create " + path + ": " + std::strerror(errno));
+    const std::string text = api::to_hex(sk.data(), sk.size()) + "\n";
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    if (!ok) return Status::error("cannot write " + path);
+    spdlog::info("operator key pair created in {} (public key {})", path,
+                 api::to_hex(pk.data(), 32));
+  }
+  pk = api::public_of(sk);
+  return Status();
+}
+
+// Submits through the server's own ingress ring (the last one) and waits for the result.
+class LocalSubmitter {
+ public:
+  LocalSubmitter(pipe::Pipeline& p, uint32_t ring) : p_(p), ring_(ring) {}
+  bool submit(const Tx& tx) {
+    while (!p_.submit(ring_, tx, ++cookie_, realtime_ns())) std::this_thread::yield();
+    ++in_flight_;
+    return true;
+  }
+  template <typename F>
+  void poll(F&& f) {
+    in_flight_ -= p_.poll_results(ring_, f);
+  }
+  template <typename F>
+  void drain(F&& f) {
+    while (in_flight_ > 0) {
+      poll(f);
+      if (in_flight_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  uint64_t in_flight() const { return in_flight_; }
+
+ private:
+  pipe::Pipeline& p_;
+  uint32_t ring_;
+  uint64_t cookie_ = 0;
+  uint64_t in_flight_ = 0;
+};
+
 int serve(const app::Config& c) {
   // Signals are taken synchronously by the main loop; block them before any thread starts.
   sigset_t sigs;
   sigemptyset(&sigs);
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&sigs, s);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  api::crypto_init();
 
   std::unique_ptr<Engine> engine;
   store::RecoveryReport rep;
@@ -153,6 +178,11 @@ int serve(const app::Config& c) {
   spdlog::info(
       "recovered {}: seq {} (snapshot {}, {} journal txs replayed) in {:.3f} s, state hash {:016x}",
       c.data_dir, rep.last_seq, rep.snapshot_seq, rep.replayed, rep.seconds, engine->state_hash());
+  api::PublicKey op_key{};
+  if (Status s = operator_key(c, op_key); !s.ok()) {
+    spdlog::critical("operator key: {}", s.message());
+    return 2;
+  }
 
   store::JournalConfig jc{c.data_dir, c.durability, c.segment_bytes};
   std::unique_ptr<store::Journal> journal;
@@ -174,34 +204,99 @@ int serve(const app::Config& c) {
     spdlog::critical("committer: {}", s.message());
     return 2;
   }
-  Sequencer seq(*engine, *journal, committer, c);
+
+  pipe::PipelineConfig pc;
+  pc.workers = c.api_workers + 1;  // the last ingress ring is the server's own (markets, demo)
+  pc.block_max_txs = c.block_max_txs;
+  pc.block_interval_ms = c.block_interval_ms;
+  pc.sequencer_core = c.sequencer_core;
+  pc.apply_core = c.apply_core;
+  pc.fifo_priority = c.sched_fifo_priority;
+  pc.max_readers = c.api_workers + 4;
+  pc.read.max_readers = c.api_workers + 4;
+  (void)pipe::parse_wait_strategy(c.wait_strategy, pc.wait);
+  int64_t op_nonce = engine->operator_next_nonce();
+  const uint64_t recovered_seq = engine->last_seq();
+  pipe::Pipeline pipeline(pc, std::move(engine), journal.get(), &committer);
+
+  api::ApiConfig ac;
+  ac.listen_address = c.listen_address;
+  ac.port = c.port;
+  ac.admin_address = c.admin_address;
+  ac.admin_port = c.admin_port;
+  ac.workers = c.api_workers;
+  ac.chain_id = c.chain_id;
+  ac.max_body_bytes = c.max_body_bytes;
+  ac.max_ws_message_bytes = c.max_ws_message_bytes;
+  ac.max_subscriptions = c.max_subscriptions;
+  ac.ws_queue_bytes = c.ws_queue_bytes;
+  ac.idle_timeout_s = static_cast<int>(c.idle_timeout_s);
+  ac.max_connections_per_ip = c.max_connections_per_ip;
+  ac.ip_rate_per_s = c.ip_rate_per_s;
+  ac.ip_burst = c.ip_burst;
+  ac.operator_pubkey = op_key;
+  api::ApiShared shared(ac);
+  shared.start_ms = realtime_ns() / 1'000'000;
+  std::atomic<bool> snapshot_requested{false};
+  shared.snapshot_trigger = [&] {
+    snapshot_requested.store(true);
+    return std::string("snapshot scheduled");
+  };
+  shared.metrics_text = [&] {
+    const pipe::Pipeline::Stats st = pipeline.stats();
+    std::string m;
+    m += "# TYPE tachyon_applied_seq gauge\ntachyon_applied_seq " +
+         std::to_string(pipeline.applied_seq()) + "\n";
+    m += "# TYPE tachyon_ingress_ring_full_total counter\ntachyon_ingress_ring_full_total " +
+         std::to_string(st.ring_full) + "\n";
+    m += "# TYPE tachyon_apply_batches_total counter\ntachyon_apply_batches_total " +
+         std::to_string(st.apply_batches) + "\n";
+    m += "# TYPE tachyon_book_snapshots_total counter\ntachyon_book_snapshots_total " +
+         std::to_string(st.snapshots) + "\n";
+    return m;
+  };
+  api::ApiServer server(shared, pipeline);
+  if (Status s = server.start(); !s.ok()) {
+    spdlog::critical("api: {}", s.message());
+    return 2;
+  }
+  pipeline.start();
+  spdlog::info("threads: {}", pipeline.placement_report());
+  spdlog::info("listening on {}:{} (REST + WebSocket /stream), admin on {}:{}", c.listen_address,
+               server.port(), c.admin_address, server.admin_port());
+
+  LocalSubmitter local(pipeline, c.api_workers);
   for (const app::MarketSeed& m : c.markets) {  // a fresh data dir gets the configured markets
-    if (engine->market(m.id) != nullptr) continue;
+    if (pipeline.read_side().market_exists(m.id)) continue;
     Tx tx;
     tx.h.type = TxType::kCreateMarket;
-    tx.h.nonce = engine->operator_next_nonce();
+    tx.h.nonce = op_nonce;
     tx.create_market = CreateMarketTx{m.id, m.params, m.index_price};
-    const TxResult r = seq.submit(tx);
-    spdlog::info(
-        "market {} ({}) {}", int(m.id), m.params.symbol.data(),
-        r.ok() ? "created" : std::string("refused: ") + std::string(reject_message(r.reject)));
+    local.submit(tx);
+    local.drain([&](const pipe::Result& r) {
+      if (r.reject == Reject::kOk) ++op_nonce;
+      spdlog::info("market {} ({}) {}", int(m.id), m.params.symbol.data(),
+                   r.reject == Reject::kOk ? "created"
+                                           : "refused: " + std::string(reject_message(r.reject)));
+    });
   }
-  journal->wait_durable(engine->last_seq());
+  shared.operator_nonce.store(op_nonce);
 
   testing::StreamConfig sc;
   sc.start_time_ns = realtime_ns();
   testing::RandomStream demo(c.demo_seed, sc);
-  demo.set_oracle(engine.get());
   std::vector<Tx> demo_genesis = c.demo_load_tps > 0 ? demo.genesis() : std::vector<Tx>{};
   size_t demo_i = 0;
+  std::deque<Tx> demo_sent;
 
   store::ForkSnapshotter snapshotter;
   // The newest seq a snapshot on disk covers.
   auto covered = [&] { return std::max(rep.snapshot_seq, snapshotter.last_written()); };
   auto last_snap_time = std::chrono::steady_clock::now();
   const char* watchdog = std::getenv("WATCHDOG_USEC");
-  sd_notify("READY=1\nSTATUS=recovered, journal open");
-  spdlog::info("ready: seq {}, {} durability, data dir {}", engine->last_seq(),
+  shared.ready.store(true);
+  sd_notify("READY=1\nSTATUS=serving");
+  spdlog::info("ready: seq {}, {} durability, data dir {}", pipeline.applied_seq(),
                store::durability_name(c.durability), c.data_dir);
 
   for (;;) {
@@ -216,12 +311,22 @@ int serve(const app::Config& c) {
       spdlog::info("SIGHUP: logs reopened");
     }
     if (watchdog != nullptr) sd_notify("WATCHDOG=1");
-    seq.maybe_seal();
-    for (uint32_t k = 0; k < c.demo_load_tps / 100; ++k) {  // demo load: tps/100 txs per 10 ms tick
+    // Demo load: tps/100 txs per 10 ms tick through the server's own ring.
+    for (uint32_t k = 0; k < c.demo_load_tps / 100 && local.in_flight() < 4096; ++k) {
       Tx tx = demo_i < demo_genesis.size() ? demo_genesis[demo_i++] : demo.next();
-      if (is_operator_tx(tx.h.type)) tx.h.nonce = engine->operator_next_nonce();
-      demo.on_result(tx, seq.submit(tx));
+      if (is_operator_tx(tx.h.type)) tx.h.nonce = op_nonce++;
+      demo_sent.push_back(tx);
+      local.submit(tx);
     }
+    local.poll([&](const pipe::Result& r) {
+      const Tx tx = demo_sent.front();
+      demo_sent.pop_front();
+      if (is_operator_tx(tx.h.type) && r.reject != Reject::kOk) --op_nonce;
+      TxResult tr;
+      tr.reject = r.reject;
+      tr.order_index = r.order_index;
+      demo.on_result(tx, tr);
+    });
     Status done;
     if (snapshotter.poll(done)) {
       if (!done.ok()) {
@@ -231,16 +336,20 @@ int serve(const app::Config& c) {
         spdlog::info("snapshot at seq {} written", covered());
       }
     }
-    const uint64_t since = engine->last_seq() - covered();
+    const uint64_t since = pipeline.applied_seq() - std::min(pipeline.applied_seq(), covered());
     const bool by_count = c.snapshot_every_txs != 0 && since >= c.snapshot_every_txs;
     const bool by_time = c.snapshot_interval_s != 0 && since > 0 &&
                          std::chrono::steady_clock::now() - last_snap_time >=
                              std::chrono::seconds(c.snapshot_interval_s);
-    if ((by_count || by_time) && !snapshotter.busy()) {
-      journal->wait_durable(engine->last_seq());  // a snapshot never runs ahead of the journal
+    if ((by_count || by_time || snapshot_requested.exchange(false)) && !snapshotter.busy()) {
       int64_t pause_ns = 0;
-      if (Status s = snapshotter.start(*engine, c.data_dir, &pause_ns); !s.ok())
-        spdlog::error("{}", s.message());
+      Status st;
+      // On the sequencer thread, between two txs; never ahead of the journal.
+      pipeline.run_on_sequencer([&](const Engine& e) {
+        journal->wait_durable(e.last_seq());
+        st = snapshotter.start(e, c.data_dir, &pause_ns);
+      });
+      if (!st.ok()) spdlog::error("{}", st.message());
       last_snap_time = std::chrono::steady_clock::now();
       spdlog::info("snapshot at seq {} started (sequencer paused {} us)", snapshotter.seq(),
                    pause_ns / 1000);
@@ -251,24 +360,28 @@ int serve(const app::Config& c) {
     }
   }
   sd_notify("STOPPING=1");
-  seq.seal();
+  shared.ready.store(false);
+  server.stop_accepting();
+  pipeline.stop();   // drains the rings: everything submitted is sequenced, journaled, answered
+  server.stop();     // delivers the last replies, closes connections
   committer.stop();  // drains: every sealed block is committed
   const store::BlockCommitment last = committer.last();
   spdlog::info("committed height {} (seq {}), commitment {}", last.block, last.last_seq,
                store::to_hex(last.commitment.data(), last.commitment.size()));
   if (snapshotter.busy()) (void)snapshotter.wait();
   journal->close();  // everything sequenced is now durable
-  if (engine->last_seq() != covered()) {
+  const Engine& e = pipeline.engine();
+  if (e.last_seq() != covered()) {
     store::SnapshotInfo info;
-    if (Status s = store::write_snapshot(*engine, c.data_dir, &info); !s.ok()) {
+    if (Status s = store::write_snapshot(e, c.data_dir, &info); !s.ok()) {
       spdlog::error("final snapshot failed: {}", s.message());
       return 4;
     }
     (void)store::retire_covered(*journal, c.data_dir, info.seq, c.snapshot_keep);
     spdlog::info("final snapshot at seq {} ({} bytes)", info.seq, info.bytes);
   }
-  spdlog::info("stopped cleanly at seq {}, state hash {:016x}", engine->last_seq(),
-               engine->state_hash());
+  (void)recovered_seq;
+  spdlog::info("stopped cleanly at seq {}, state hash {:016x}", e.last_seq(), e.state_hash());
   return 0;
 }
 
@@ -282,6 +395,7 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", o.data_dir, "journal and snapshot directory");
   app.add_option("--port", o.port, "public REST/WebSocket port");
   app.add_option("--admin-port", o.admin_port, "admin port (loopback)");
+  app.add_option("--listen-address", o.listen_address, "public listener address");
   app.add_option("--durability", o.durability, "fsync | write | none");
   app.add_option("--demo-load-tps", o.demo_load_tps, "feed the seeded demo tx stream at this rate");
   app.add_flag("--check-config", o.check_only, "print the effective configuration and exit");

@@ -198,7 +198,8 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(p.entry_notional);
       io.num(p.realized_pnl);
       io.num(p.market);
-      io.pad(7);
+      io.pad(3);
+      io.num(p.imf);
       return true;
     }
     case UpdateType::kBalance:

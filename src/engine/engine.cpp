@@ -343,7 +343,7 @@ void Engine::emit_balance(Ctx& c, const Account& a, Usdc delta, BalanceReason wh
 
 void Engine::emit_position(Ctx& c, const Account& a, const Position& p) {
   StateUpdate u = c.make(UpdateType::kPosition);
-  u.position = PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl, p.market};
+  u.position = PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl, p.market, p.imf};
   c.sink.on_update(u);
 }
 

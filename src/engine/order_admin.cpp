@@ -111,8 +111,12 @@ void Engine::update_mark(Ctx& c, Market& m) {
     mark = std::max(std::min(m.index_price, bid->price),
                     std::min(std::max(m.index_price, bid->price), ask->price));
   }
-  if (mark == m.mark_price) return;
+  if (mark == m.mark_price && m.index_price == m.emitted_index &&
+      m.open_interest == m.emitted_open_interest)
+    return;
   m.mark_price = mark;
+  m.emitted_index = m.index_price;
+  m.emitted_open_interest = m.open_interest;
   StateUpdate u = c.make(UpdateType::kMarkPrice);
   u.mark = MarkPriceUpdate{m.mark_price, m.index_price, m.open_interest, m.id};
   c.sink.on_update(u);

@@ -102,6 +102,15 @@ void Pipeline::stop() {
   applier_.join();
 }
 
+void Pipeline::run_on_sequencer(const std::function<void(const Engine&)>& f) {
+  std::unique_lock lk(task_mu_);
+  task_cv_.wait(lk, [&] { return task_ == nullptr; });
+  task_ = &f;
+  task_pending_.store(true, std::memory_order_release);
+  seq_bell_.ring();
+  task_cv_.wait(lk, [&] { return !task_pending_.load(std::memory_order_acquire); });
+}
+
 bool Pipeline::submit(uint32_t w, const Tx& tx, uint64_t cookie, int64_t t_recv_ns) {
   if (!ingress_[w]->try_push(Ingress{tx, cookie, t_recv_ns})) {
     ring_full_.fetch_add(1, std::memory_order_relaxed);
@@ -151,13 +160,20 @@ void Pipeline::sequencer_loop() {
           cfg_.drain_limit);
     }
     if (work > 0) apply_bell_.ring();
+    if (task_pending_.load(std::memory_order_acquire)) {
+      std::lock_guard lk(task_mu_);
+      (*task_)(*engine_);
+      task_ = nullptr;
+      task_pending_.store(false, std::memory_order_release);
+      task_cv_.notify_all();
+    }
     if (txs_in_block_ > 0 && realtime_ns() - block_start_ns_ >= interval_ns) {
       if (committer_ != nullptr) committer_->seal(block_, realtime_ns());
       ++block_;
       txs_in_block_ = 0;
     }
     if (work == 0 && stop_.load(std::memory_order_acquire) && !ingress_pending()) break;
-    idler.idle(work, [&] { return ingress_pending() || stop_.load(); });
+    idler.idle(work, [&] { return ingress_pending() || stop_.load() || task_pending_.load(); });
   }
   if (txs_in_block_ > 0 && committer_ != nullptr) committer_->seal(block_++, realtime_ns());
   sequencer_done_.store(true, std::memory_order_release);

@@ -160,6 +160,7 @@ void ReadSide::apply(const StateUpdate& u) {
       it->size = u.position.size;
       it->entry_notional = u.position.entry_notional;
       it->realized_pnl = u.position.realized_pnl;
+      it->imf = u.position.imf;
       s.view.engine_ts_ns = u.time_ns;
       touch(s);
       break;
@@ -414,11 +415,9 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
       u = StateUpdate();
       u.type = UpdateType::kPosition;
       u.time_ns = now_ns;
-      u.position = PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl, p.market};
+      u.position =
+          PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl, p.market, p.imf};
       apply(u);
-      AccountState& s = account(a.index);
-      for (auto& pv : s.view.positions)
-        if (pv.market == p.market) pv.imf = p.imf;
     }
     for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next) {
       const Order& o = e.orders()[slot];

@@ -40,7 +40,7 @@ auto order_of = [](auto& o) { return std::tuple(o.order_index, o.remaining, o.pr
 
 // Known bug: the engine emits kMarkPrice only when the mark moves and kPosition has no imf, so live
 // views' index price, open interest and imf lag. Set true once fixed; enable ReadSideFromEngine.
-constexpr bool kLiveMarkFieldsFixed = false;
+constexpr bool kLiveMarkFieldsFixed = true;
 
 // The stream did what the comparison needs: trades, resting orders, several funded accounts.
 void expect_busy(const Engine& e) {
@@ -75,7 +75,7 @@ void expect_views_match(const Engine& e, ReadSide& rs, bool all) {
         EXPECT_TRUE(a.position(pv.market) != nullptr || pos_of(pv) == pos_of(none));
       ASSERT_EQ(v->keys.size(), a.keys.size());
       for (size_t i = 0; i < a.keys.size(); ++i) EXPECT_EQ(key_of(v->keys[i]), key_of(a.keys[i]));
-      std::vector<decltype(order_of(Order{}))> want, got;
+      std::vector<decltype(order_of(e.orders()[0]))> want, got;
       for (uint32_t s = a.order_head; s != kNoSlot; s = e.orders()[s].acct_next)
         want.push_back(order_of(e.orders()[s]));
       for (const pipe::OrderView& o : v->orders) got.push_back(order_of(o.o));
@@ -149,17 +149,15 @@ TEST(PipelineReadSide, a_pipeline_on_a_recovered_engine_starts_with_views_equal_
   RandomStream stream(kSeed + 1, StreamConfig{10, 2, 4});
   stream.set_oracle(e.get());
   NullSink sink;
-  for (const Tx& tx : stream.genesis()) stream.on_result(tx, e->execute(tx, sink));
-  for (int i = 0; i < 4000; ++i) {
-    const Tx tx = stream.next();  // the oracle reads the engine: execute before the next one
-    stream.on_result(tx, e->execute(tx, sink));
-  }
+  auto run = [&](const Tx& tx) { stream.on_result(tx, e->execute(tx, sink)); };
+  for (const Tx& tx : stream.genesis()) run(tx);
+  for (int i = 0; i < 4000; ++i) run(stream.next());  // the oracle reads the engine in next()
   pipe::Pipeline p(small_pipeline(), std::move(e), nullptr, nullptr);  // seeds; never started
   expect_busy(p.engine());
   expect_views_match(p.engine(), p.read_side(), /*all=*/true);
 }
 
-TEST(ReadSideFromEngine, DISABLED_index_open_interest_and_imf_follow_the_engine_when_mark_stays) {
+TEST(ReadSideFromEngine, index_open_interest_and_imf_follow_the_engine_when_mark_stays) {
   Engine e(small_engine());
   ReadSide rs(small_read_side());
   RecordingSink sink;  // its updates go to the read side as the apply thread would give them
@@ -225,7 +223,6 @@ TEST(ReadSideHistory, candles_split_at_each_resolution_boundary_and_daily_figure
     EXPECT_EQ(row(m5[1]), CandleRow(kT0Ms + 300'000, 110, 110, 110, 110, 4, 44'000, 1));
     ASSERT_EQ(h1.size(), 1u);
     EXPECT_EQ(row(h1[0]), CandleRow(kT0Ms, 100, 120, 90, 110, 10, 103'000, 4));
-    EXPECT_EQ(h1[0].last_trade_id, 4u);
     ASSERT_EQ(h->trades.size(), 4u);
     for (uint64_t i = 0; i < 4; ++i) EXPECT_EQ(h->trades[i].t.trade_id, i + 1);
   });
@@ -324,8 +321,7 @@ TEST(PublishedBroadcastLog, a_tailing_reader_gets_whole_records_in_order_or_lear
   std::printf("broadcast log: %lu read, %lu overwritten first\n", got, skipped);
 }
 
-// AccountTable views: every field follows from (index, version): a torn view, or one recycled under
-// a reader, shows.
+// AccountTable views: every field follows from (index, version), so a torn or recycled one shows.
 std::unique_ptr<AccountView> view(AccountIndex a, uint64_t version,
                                   std::unique_ptr<AccountView> v = nullptr) {
   if (!v) v = std::make_unique<AccountView>();

@@ -23,6 +23,9 @@ struct Market {
   Usdc volume_quote = 0;
   uint32_t open_orders = 0;
   OrderBook book;
+  // What the last kMarkPrice update said (derived, not state: outside the hash and snapshots).
+  Ticks emitted_index = -1;
+  Lots emitted_open_interest = -1;
 
   // Notional in micro-USDC; exact because size_decimals + price_decimals <= 6.
   __int128 notional(Lots size, Ticks price) const {

@@ -97,6 +97,7 @@ struct PositionUpdate {
   Usdc entry_notional;  // signed cost basis
   Usdc realized_pnl;    // cumulative
   MarketId market;
+  Bps4 imf;  // the account's initial margin fraction here, 0 = market default
 };
 
 struct BalanceUpdate {

@@ -5,6 +5,7 @@
 // BookSnapshot per changed market per batch, tx results routed back to the submitting worker's
 // result ring once the journal made them durable).
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -87,6 +88,9 @@ class Pipeline {
   uint64_t applied_seq() const { return applied_seq_.load(std::memory_order_acquire); }
   // The sequencer's engine: only while stopped.
   const Engine& engine() const { return *engine_; }
+  // Runs f(engine) on the sequencer thread between two txs and waits for it (snapshots fork
+  // there: the engine is consistent and nothing mutates it while f runs). Not while stopped.
+  void run_on_sequencer(const std::function<void(const Engine&)>& f);
 
   struct Stats {
     uint64_t ring_full = 0;  // submits refused
@@ -181,6 +185,11 @@ class Pipeline {
   };
   PendingQueue pending_{1 << 14};
   std::vector<MarketId> changed_;
+  // run_on_sequencer hand-off
+  std::mutex task_mu_;
+  std::condition_variable task_cv_;
+  const std::function<void(const Engine&)>* task_ = nullptr;
+  std::atomic<bool> task_pending_{false};
   // sequencer thread only
   uint64_t block_ = 1;
   uint32_t txs_in_block_ = 0;
