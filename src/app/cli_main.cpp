@@ -1,9 +1,17 @@
-// tachyon-cli: operator tools. Journal and snapshot inspection and verification (issue 3);
-// keys, signing and auth tokens come with the API (issue 5).
-#include <CLI/CLI.hpp>
+// tachyon-cli: keys, signing and auth tokens for traders and operators (API.md "Signatures"),
+// and journal and snapshot inspection and verification.
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
+
+#include "tachyon/api/crypto.hpp"
+#include "tachyon/api/tx_info.hpp"
 
 #include "tachyon/store/journal.hpp"
 #include "tachyon/store/snapshot.hpp"
@@ -61,6 +69,83 @@ int snapshot_cmd(const std::string& path, bool verify) {
   return 0;
 }
 
+bool read_key(const std::string& path, api::SecretKey& sk) {
+  std::ifstream in(path);
+  std::string hex;
+  if (!(in >> hex) || !api::from_hex(hex, sk.data(), sk.size())) {
+    std::fprintf(stderr, "tachyon-cli: %s is not a key file (128 hex characters)\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+int keygen_cmd(const std::string& out) {
+  api::PublicKey pk;
+  api::SecretKey sk;
+  api::keygen(pk, sk);
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    std::fprintf(stderr, "tachyon-cli: cannot create %s: %s\n", out.c_str(), std::strerror(errno));
+    return 1;
+  }
+  const std::string text = api::to_hex(sk.data(), sk.size()) + "\n";
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!ok) return 1;
+  std::printf("%s\n", api::to_hex(pk.data(), pk.size()).c_str());
+  return 0;
+}
+
+int sign_cmd(const std::string& key_file, int tx_type, const std::string& tx_json,
+             uint32_t chain_id, const std::string& url, bool quiet) {
+  api::SecretKey sk;
+  if (!read_key(key_file, sk)) return 1;
+  api::SignedTx st;
+  std::string err;
+  if (Reject r = api::parse_tx_info(tx_type, tx_json, st, err); r != Reject::kOk) {
+    std::fprintf(stderr, "tachyon-cli: %s (%d)\n", err.c_str(), static_cast<int>(r));
+    return 1;
+  }
+  const api::Signature sig = api::sign_tx(st.tx, chain_id, sk);
+  const std::string info = api::tx_info_json(st.tx, &sig);
+  if (quiet) {
+    std::printf("%s\n", info.c_str());
+    return 0;
+  }
+  std::printf("tx_info: %s\ntx_hash: %s\n", info.c_str(),
+              api::tx_hash_hex(st.tx, chain_id).c_str());
+  if (!url.empty()) {
+    std::printf("curl -s -X POST %s/api/v1/sendTx -F tx_type=%d -F 'tx_info=%s'\n", url.c_str(),
+                tx_type, info.c_str());
+    std::string ws = url;
+    if (ws.rfind("http", 0) == 0) ws.replace(0, 4, "ws");
+    std::printf(
+        "echo "
+        "'{\"type\":\"jsonapi/sendtx\",\"data\":{\"id\":\"1\",\"tx_type\":%d,\"tx_info\":%s}}' | "
+        "wscat -c %s/stream\n",
+        tx_type, info.c_str(), ws.c_str());
+  }
+  return 0;
+}
+
+int token_cmd(const std::string& key_file, uint64_t account, int key, int64_t ttl_s,
+              uint32_t chain_id) {
+  api::SecretKey sk;
+  if (!read_key(key_file, sk)) return 1;
+  if (ttl_s <= 0 || ttl_s > api::kMaxTokenLifetimeS) {
+    std::fprintf(stderr, "tachyon-cli: --ttl must be 1..%lld seconds\n",
+                 static_cast<long long>(api::kMaxTokenLifetimeS));
+    return 1;
+  }
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  std::printf(
+      "%s\n",
+      api::make_auth_token(now + ttl_s, account, static_cast<uint8_t>(key), chain_id, sk).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,7 +164,35 @@ int main(int argc, char** argv) {
   s_inspect->add_option("file", file, "snapshot file")->required();
   auto* s_verify = snapshot->add_subcommand("verify", "checksums, invariants and state hash");
   s_verify->add_option("file", file, "snapshot file")->required();
+  std::string key_file, tx_json, url;
+  int tx_type = 0, api_key = 0;
+  uint32_t chain_id = 304;
+  uint64_t account = 0;
+  int64_t ttl = 3600;
+  bool quiet = false;
+  auto* keygen = app.add_subcommand("keygen", "make an Ed25519 key pair; prints the public key");
+  keygen->add_option("--out", key_file, "secret key file to create (0600)")->required();
+  auto* sign = app.add_subcommand(
+      "sign", "sign a tx_info; prints it with Sig, its tx_hash, curl/wscat lines");
+  sign->add_option("--key-file", key_file, "secret key file (keygen, or <data_dir>/operator.key)")
+      ->required();
+  sign->add_option("--tx-type", tx_type, "Lighter tx type: 8 9 12 13 14 15 16 17 20; operator 1 60")
+      ->required();
+  sign->add_option("--tx", tx_json, "tx_info JSON without Sig (PascalCase fields)")->required();
+  sign->add_option("--chain-id", chain_id, "chain id (the server's server.chain_id)");
+  sign->add_option("--url", url, "server URL for the printed commands, e.g. http://127.0.0.1:8080");
+  sign->add_flag("--quiet", quiet, "print only the signed tx_info");
+  auto* token = app.add_subcommand("token", "make an auth token for private channels and reads");
+  token->add_option("--key-file", key_file, "secret key file")->required();
+  token->add_option("--account", account, "account index")->required();
+  token->add_option("--api-key", api_key, "API key index")->required();
+  token->add_option("--ttl", ttl, "lifetime in seconds (at most 8 h)");
+  token->add_option("--chain-id", chain_id, "chain id");
   CLI11_PARSE(app, argc, argv);
+  api::crypto_init();
+  if (keygen->parsed()) return keygen_cmd(key_file);
+  if (sign->parsed()) return sign_cmd(key_file, tx_type, tx_json, chain_id, url, quiet);
+  if (token->parsed()) return token_cmd(key_file, account, api_key, ttl, chain_id);
   if (j_inspect->parsed()) return journal_cmd(dir, false);
   if (j_verify->parsed()) return journal_cmd(dir, true);
   if (s_inspect->parsed()) return snapshot_cmd(file, false);
