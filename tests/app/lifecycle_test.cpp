@@ -105,14 +105,18 @@ TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
 TEST(Lifecycle, sigterm_syncs_snapshots_and_exits_zero_then_restarts_warm_to_the_same_state) {
   TempDir dir;
   const ServerRun first =
-      run_server({TACHYON_BIN, "--data-dir", dir.path(), "--demo-load-tps", "5000"}, 700);
+      run_server({TACHYON_BIN, "--data-dir", dir.path(), "--demo-load-tps", "5000",
+                  "--listen-address", "127.0.0.1", "--port", "0", "--admin-port", "0"},
+                 700);
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.err.find("market 0 (ETH) created"), std::string::npos);
   EXPECT_NE(first.err.find("final snapshot at seq"), std::string::npos) << first.err;
   const std::string h1 = hash_in(first.err, "stopped cleanly");
   ASSERT_EQ(h1.size(), 16u) << first.err;
 
-  const ServerRun second = run_server({TACHYON_BIN, "--data-dir", dir.path()}, 100);
+  const ServerRun second = run_server({TACHYON_BIN, "--data-dir", dir.path(), "--listen-address",
+                                       "127.0.0.1", "--port", "0", "--admin-port", "0"},
+                                      100);
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(second.err.find("created"), std::string::npos)
       << "an existing data dir keeps its markets";

@@ -1,0 +1,191 @@
+#pragma once
+// The real server for api tests: a child process on 127.0.0.1 with free ports and a temp data
+// dir, a blocking HTTP/1.1 client on plain sockets, and signing helpers.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "store/store_support.hpp"
+#include "support/child_process.hpp"
+#include "tachyon/api/crypto.hpp"
+#include "tachyon/api/tx_info.hpp"
+
+namespace tachyon::testing {
+
+struct HttpResult {
+  int status = 0;
+  std::string body;
+};
+
+// One request on a fresh connection (Connection: close).
+inline HttpResult http(int port, const std::string& method, const std::string& target,
+                       const std::string& body = "",
+                       const std::string& content_type = "application/x-www-form-urlencoded",
+                       const std::string& extra_headers = "") {
+  HttpResult r;
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    ::close(fd);
+    return r;
+  }
+  std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+  if (!body.empty() || method == "POST")
+    req += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\n";
+  req += extra_headers + "\r\n" + body;
+  for (size_t off = 0; off < req.size();) {
+    const ssize_t n = ::send(fd, req.data() + off, req.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  std::string resp;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    resp.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (resp.size() > 12) r.status = std::atoi(resp.c_str() + 9);
+  const size_t h = resp.find("\r\n\r\n");
+  if (h != std::string::npos) r.body = resp.substr(h + 4);
+  return r;
+}
+
+inline std::string urlencode(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string o;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      o += static_cast<char>(c);
+    } else {
+      o += '%';
+      o += hex[c >> 4];
+      o += hex[c & 15];
+    }
+  }
+  return o;
+}
+
+inline int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class Server {
+ public:
+  explicit Server(std::vector<std::string> extra = {}) {
+    api::crypto_init();
+    std::vector<std::string> args = {TACHYON_BIN, "--data-dir",   dir_.path(), "--listen-address",
+                                     "127.0.0.1", "--port",       "0",         "--admin-port",
+                                     "0",         "--durability", "write"};
+    for (auto& e : extra) args.push_back(e);
+    child_ = spawn(args, /*with_stderr=*/true);
+    std::string line;
+    const std::regex listening(R"(listening on 127\.0\.0\.1:(\d+) .*admin on 127\.0\.0\.1:(\d+))");
+    while (read_line(child_, line, 30000)) {
+      log_ += line + "\n";
+      std::smatch m;
+      if (std::regex_search(line, m, listening)) {
+        port_ = std::stoi(m[1]);
+        admin_port_ = std::stoi(m[2]);
+      }
+      if (line.find("] ready: ") != std::string::npos) break;
+    }
+    std::ifstream key(dir_.path() + "/operator.key");
+    std::string hex;
+    key >> hex;
+    ready_ = port_ > 0 && api::from_hex(hex, operator_.data(), operator_.size());
+  }
+  ~Server() { stop(); }
+  // SIGTERM; returns the exit code (0 = clean).
+  int stop() {
+    if (child_.pid <= 0) return exit_code_;
+    ::kill(child_.pid, SIGTERM);
+    std::string line;
+    while (read_line(child_, line, 30000)) log_ += line + "\n";
+    const int ws = finish(child_, false);
+    child_.pid = -1;
+    exit_code_ = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    return exit_code_;
+  }
+  bool ready() const { return ready_; }
+  int port() const { return port_; }
+  int admin_port() const { return admin_port_; }
+  const std::string& log() const { return log_; }
+  std::string data_dir() const { return dir_.path(); }
+
+  HttpResult get(const std::string& target) { return http(port_, "GET", target); }
+
+  // Signs and sends a user tx through REST sendTx (urlencoded, as the Python SDK does).
+  HttpResult send(const Tx& tx, const api::SecretKey& sk,
+                  const std::string& path = "/api/v1/sendTx") {
+    const api::Signature sig = api::sign_tx(tx, 304, sk);
+    const std::string info = api::tx_info_json(tx, &sig);
+    return http(
+        port_, "POST", path,
+        "tx_type=" + std::to_string(static_cast<int>(tx.h.type)) + "&tx_info=" + urlencode(info));
+  }
+  // Operator deposit with a key registered at index 0; returns the HTTP status.
+  HttpResult deposit(AccountIndex to, Usdc amount, const api::PublicKey& pk) {
+    Tx tx;
+    tx.h.type = TxType::kDeposit;
+    tx.h.nonce = operator_nonce_++;
+    tx.deposit.to_account = to;
+    tx.deposit.amount = amount;
+    tx.deposit.pubkey = pk;
+    tx.deposit.api_key_index = 0;
+    const api::Signature sig = api::sign_tx(tx, 304, operator_);
+    return http(admin_port_, "POST", "/api/v1/sendTx",
+                "tx_type=1&tx_info=" + urlencode(api::tx_info_json(tx, &sig)));
+  }
+  void set_operator_nonce(int64_t n) { operator_nonce_ = n; }
+  const api::SecretKey& operator_key() const { return operator_; }
+
+ private:
+  TempDir dir_;
+  Child child_;
+  std::string log_;
+  int port_ = 0, admin_port_ = 0;
+  bool ready_ = false;
+  int exit_code_ = -1;
+  api::SecretKey operator_{};
+  int64_t operator_nonce_ = 2;  // two markets created at start (embedded defaults)
+};
+
+struct Trader {
+  AccountIndex account;
+  api::PublicKey pk;
+  api::SecretKey sk;
+  int64_t nonce = 0;
+  explicit Trader(AccountIndex a) : account(a) { api::keygen(pk, sk); }
+
+  Tx order(MarketId m, bool ask, Lots size, Ticks price,
+           TimeInForce tif = TimeInForce::kGoodTillTime, uint64_t coi = 0) {
+    Tx tx;
+    tx.h.type = TxType::kCreateOrder;
+    tx.h.account = account;
+    tx.h.nonce = nonce++;
+    tx.order.market = m;
+    tx.order.client_order_index = coi;
+    tx.order.base_amount = size;
+    tx.order.price = price;
+    tx.order.is_ask = ask;
+    tx.order.type = OrderType::kLimit;
+    tx.order.tif = tif;
+    tx.order.order_expiry_ms = tif == TimeInForce::kIoc ? 0 : now_ms() + 3'600'000;
+    return tx;
+  }
+};
+
+}  // namespace tachyon::testing
