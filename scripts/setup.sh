@@ -8,19 +8,30 @@ pkgs=(
   libboost1.81-dev libabsl-dev libjemalloc-dev libhwloc-dev hwloc-nox
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev
   libsimdjson-dev libsodium-dev libssl-dev libtomlplusplus-dev libcli11-dev
-  clang-14 libclang-rt-14-dev libfuzzer-14-dev clang-format
+  clang-14 libclang-rt-14-dev libfuzzer-14-dev clang-format zlib1g-dev
+  python3 python3-websockets
 )
+# Node.js runs the ccxt acceptance test; a machine that has node already keeps its own.
+command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "setup: done"
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: done"
+fi
+
+# The ccxt client for the acceptance test, pinned by tests/api/ccxt/package-lock.json.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -f "$root/tests/api/ccxt/node_modules/ccxt/package.json" ]; then
+  echo "setup: npm ci (ccxt for the acceptance test)"
+  (cd "$root/tests/api/ccxt" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
