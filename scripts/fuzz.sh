@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-10}"
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz --target fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load
+cmake --build --preset fuzz --target fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load \
+  fuzz_tx_info fuzz_ws_message
 mkdir -p build/fuzz/artifacts
-for t in fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load; do
+for t in fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load fuzz_tx_info fuzz_ws_message; do
   mkdir -p "build/fuzz/corpus/$t"
   echo "== $t for ${secs}s"
   if ! "build/fuzz/fuzz/$t" -max_total_time="$secs" -artifact_prefix=build/fuzz/artifacts/ \

@@ -445,7 +445,7 @@ std::string WorkerLogic::book_frame(WsConn& c, MarketId m, bool snapshot, const 
   w.kv_i("offset", offset).kv_i("nonce", cache.nonce);
   w.kv_i("begin_nonce", snapshot ? cache.nonce : begin_nonce);
   w.kv_i("checksum", book_checksum(cache.bids, cache.asks, pd, sd)).end_obj();
-  stamp(w, 0);
+  stamp(w, cache.engine_ts_ns);
   w.kv_s("type", snapshot ? "subscribed/order_book" : "update/order_book").end_obj();
   return s;
 }

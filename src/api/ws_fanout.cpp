@@ -44,6 +44,7 @@ bool WorkerLogic::refresh_book(MarketId m) {
   return rd->read([&](const pipe::BookSnapshot* s) {
     if (s == nullptr || (c.valid && s->nonce == c.nonce)) return false;
     c.nonce = s->nonce;
+    c.engine_ts_ns = s->engine_ts_ns;
     c.bids = s->bids;
     c.asks = s->asks;
     c.valid = true;

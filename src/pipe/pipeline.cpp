@@ -63,10 +63,12 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   }
   resting_.reserve(1 << 16);
   block_ = engine_->last_block() + 1;
-  // The read side starts from the engine's current books.
+  // The read side starts from the engine's current books, stamped with the time they were restored.
+  const int64_t restored_ns = realtime_ns();
   for (int m = 0; m < kMaxMarkets; ++m) {
     const Market* mk = engine_->market(static_cast<MarketId>(m));
     if (mk == nullptr) continue;
+    caches_[m].engine_ts_ns = restored_ns;
     caches_[m].changed = true;  // every market starts with a published (maybe empty) snapshot
     changed_.push_back(static_cast<MarketId>(m));
     for (int side = 0; side < 2; ++side) {

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <fstream>
-#include <regex>
 #include <string>
 
 #include "store/store_support.hpp"
@@ -92,13 +91,16 @@ class Server {
     for (auto& e : extra) args.push_back(e);
     child_ = spawn(args, /*with_stderr=*/true);
     std::string line;
-    const std::regex listening(R"(listening on 127\.0\.0\.1:(\d+) .*admin on 127\.0\.0\.1:(\d+))");
+    // "listening on 127.0.0.1:P (REST + WebSocket /stream), admin on 127.0.0.1:Q"
+    auto port_after = [](const std::string& l, const std::string& marker) {
+      const size_t p = l.find(marker);
+      return p == std::string::npos ? 0 : std::atoi(l.c_str() + p + marker.size());
+    };
     while (read_line(child_, line, 30000)) {
       log_ += line + "\n";
-      std::smatch m;
-      if (std::regex_search(line, m, listening)) {
-        port_ = std::stoi(m[1]);
-        admin_port_ = std::stoi(m[2]);
+      if (line.find("listening on 127.0.0.1:") != std::string::npos) {
+        port_ = port_after(line, "listening on 127.0.0.1:");
+        admin_port_ = port_after(line, "admin on 127.0.0.1:");
       }
       if (line.find("] ready: ") != std::string::npos) break;
     }

@@ -302,5 +302,27 @@ TEST(Api, ccxt_reads_the_same_values_as_the_server_state) {
   EXPECT_EQ(s.stop(), 0) << s.log();
 }
 
+TEST(Api, a_client_following_the_lighter_sdk_ws_rules_handles_every_frame) {
+  Server s;
+  ASSERT_TRUE(s.ready()) << s.log();
+  const std::string script = std::string(TACHYON_SOURCE_DIR) + "/tests/api/sdk_ws_client.py";
+  const std::string cli =
+      std::filesystem::path(TACHYON_BIN).parent_path().string() + "/tachyon-cli";
+  const std::string port = std::to_string(s.port()), admin = std::to_string(s.admin_port());
+  const std::string cmd = "/usr/bin/python3 " + script + " --http http://127.0.0.1:" + port +
+                          " --admin http://127.0.0.1:" + admin + " --ws ws://127.0.0.1:" + port +
+                          "/stream --cli " + cli + " --data-dir " + s.data_dir() + " 2>&1";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), f)) out.append(buf, n);
+  const int rc = ::pclose(f);
+  std::printf("%s", out.c_str());
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("PASS sdk ws client"), std::string::npos) << out;
+  EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
 }  // namespace
 }  // namespace tachyon::testing

@@ -73,7 +73,8 @@ TEST(Ws, greeting_snapshot_then_deltas_with_continuity_and_checksum) {
   simdjson::dom::element e = p.parse(snap);
   EXPECT_EQ(jstr(e, "channel"), "order_book:0");
   const int64_t n0 = jint(e["order_book"], "nonce");
-  EXPECT_GT(jint(e, "engine_ts_us"), -1);
+  EXPECT_GT(jint(e, "engine_ts_us"), 0);
+  EXPECT_LE(jint(e, "engine_ts_us"), jint(e, "sent_ts_us"));
   EXPECT_GT(jint(e, "sent_ts_us"), 0);
   auto asks = e["order_book"]["asks"];
   EXPECT_EQ(jstr(asks.at(0), "price"), "3010.00");

@@ -123,6 +123,7 @@ class WorkerLogic {
   };
   struct BookCache {
     uint64_t nonce = 0;
+    int64_t engine_ts_ns = 0;
     std::vector<pipe::PriceLevel> bids, asks;
     bool valid = false;
   };
