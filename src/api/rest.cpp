@@ -230,15 +230,11 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
       if (query(req.target, "limit") &&
           (!query_int(req.target, "limit", limit) || limit < 1 || limit > 100))
         return error_reply(400, 21501, "limit must be 1..100");
-      rd->read([&](const pipe::MarketHistory* h) {
-        w.obj().kv_i("code", 200).key("trades").arr();
-        if (h) {
-          const size_t n = h->trades.size();
-          for (size_t i = 0; i < n && i < static_cast<size_t>(limit); ++i)
-            write_trade(w, h->trades[n - 1 - i], *mv);  // newest first
-        }
-        w.end_arr().end_obj();
-      });
+      const auto trades = pipe_.read_side().recent_trades(static_cast<MarketId>(m), limit);
+      w.obj().kv_i("code", 200).key("trades").arr();
+      for (auto it = trades.rbegin(); it != trades.rend(); ++it)
+        write_trade(w, *it, *mv);  // newest first
+      w.end_arr().end_obj();
       return r;
     }
     const auto res = query(req.target, "resolution");
@@ -254,15 +250,20 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
       return error_reply(400, 22403, "count_back must be an integer");
     rd->read([&](const pipe::MarketHistory* h) {
       w.obj().kv_i("code", 200).kv_s("r", *res).key("c").arr();
+      // Closed candles from the history, the open one from the market view (fresher).
+      std::vector<pipe::Candle> cs;
+      const pipe::Candle& cur = mv->current[ri];
       if (h) {
-        const auto& cs = h->candles[ri];
-        const int64_t len = pipe::kResolutionSeconds[ri] * 1000;
-        size_t first = 0;
-        if (count_back > 0 && cs.size() > static_cast<size_t>(count_back))
-          first = cs.size() - count_back;
-        for (size_t i = first; i < cs.size(); ++i)
-          if (cs[i].start_ms + len > start && cs[i].start_ms <= end) write_candle(w, cs[i], *mv);
+        for (const auto& c : h->candles[ri])
+          if (cur.start_ms == 0 || c.start_ms < cur.start_ms) cs.push_back(c);
       }
+      if (cur.start_ms != 0) cs.push_back(cur);
+      const int64_t len = pipe::kResolutionSeconds[ri] * 1000;
+      size_t first = 0;
+      if (count_back > 0 && cs.size() > static_cast<size_t>(count_back))
+        first = cs.size() - count_back;
+      for (size_t i = first; i < cs.size(); ++i)
+        if (cs[i].start_ms + len > start && cs[i].start_ms <= end) write_candle(w, cs[i], *mv);
       w.end_arr().end_obj();
     });
     return r;

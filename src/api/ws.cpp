@@ -296,13 +296,7 @@ void WorkerLogic::ws_subscribe(const std::shared_ptr<WsConn>& c, std::string_vie
                                 ch->market == -2, true));
   } else if (k == "trade") {
     const auto m = static_cast<MarketId>(ch->market);
-    auto& rd = history_readers_[m];
-    if (!rd) rd.emplace(pipe_.read_side().history(m).reader());
-    std::vector<pipe::TradeRecord> trades;
-    rd->read([&](const pipe::MarketHistory* h) {
-      if (h) trades = h->trades;
-    });
-    push(*c, trades_frame(*c, m, trades, true));
+    push(*c, trades_frame(*c, m, pipe_.read_side().recent_trades(m, 100), true));
   } else if (k == "height") {
     std::string s;
     JsonWriter w(s);

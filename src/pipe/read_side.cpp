@@ -93,6 +93,7 @@ ReadSide::ReadSide(const ReadSideConfig& cfg)
     histories_.push_back(std::make_unique<Published<MarketHistory>>(cfg.max_readers));
     histories_.back()->enable_recycling(8);
     mstate_[m].view.id = static_cast<MarketId>(m);
+    trade_logs_.push_back(std::make_unique<BroadcastLog<TradeRecord>>(128));
   }
   astate_.reserve(1 << 12);
 }
@@ -216,6 +217,7 @@ void ReadSide::on_trade(const StateUpdate& u) {
   touch(m);
   if (m.trades.size() == kHistoryTrades) m.trades.erase(m.trades.begin());
   m.trades.push_back(rec);
+  trade_logs_[t.market]->append(rec);
   const int64_t t_ms = u.time_ns / 1'000'000;
   const Usdc quote = t.price * t.size * m.view.quote_multiplier;
   for (int r = 0; r < kResolutions; ++r) {
@@ -223,6 +225,7 @@ void ReadSide::on_trade(const StateUpdate& u) {
     const int64_t len = kResolutionSeconds[r] * 1000;
     const int64_t start = t_ms - t_ms % len;
     if (cs.empty() || cs.back().start_ms < start) {
+      if (!cs.empty()) history_urgent_ = true;  // the previous candle closed
       if (cs.size() == kHistoryCandles) cs.erase(cs.begin());
       cs.push_back(Candle{start, t.price, t.price, t.price, t.price, 0, 0, 0, 0});
     }
@@ -234,6 +237,7 @@ void ReadSide::on_trade(const StateUpdate& u) {
     c.volume_quote += quote;
     ++c.trades;
     c.last_trade_id = t.trade_id;
+    m.view.current[r] = c;
   }
   if (!m.history_changed) {
     m.history_changed = true;
@@ -364,7 +368,8 @@ void ReadSide::publish(int64_t now_ns, bool force_history) {
   }
   accounts_changed_.clear();
   if (!history_changed_.empty() &&
-      (force_history || now_ns - last_history_ns_ >= cfg_.history_interval_ns)) {
+      (force_history || history_urgent_ || now_ns - last_history_ns_ >= cfg_.history_interval_ns)) {
+    history_urgent_ = false;
     for (MarketId id : history_changed_) {
       mstate_[id].history_changed = false;
       publish_history(mstate_[id]);
@@ -373,6 +378,20 @@ void ReadSide::publish(int64_t now_ns, bool force_history) {
     last_history_ns_ = now_ns;
   }
   accounts_.collect();
+}
+
+std::vector<TradeRecord> ReadSide::recent_trades(MarketId m, size_t limit) const {
+  const BroadcastLog<TradeRecord>& log = *trade_logs_[m];
+  const uint64_t head = log.head();
+  std::vector<TradeRecord> out;
+  TradeRecord r;
+  for (uint64_t pos = head; pos > 0 && out.size() < limit && head - pos < log.capacity() - 1;) {
+    --pos;
+    if (!log.read(pos, r)) break;  // overwritten meanwhile: what we have is the newest
+    out.push_back(r);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
 }
 
 void ReadSide::seed(const Engine& e, int64_t now_ns) {

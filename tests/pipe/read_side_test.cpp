@@ -268,8 +268,9 @@ TEST(ReadSideHistory, keeps_the_last_trades_and_candles_oldest_first_and_waits_f
     for (size_t i = 0; i < v->trades.size(); ++i)
       EXPECT_EQ(v->trades[i].t.trade_id, n - ReadSide::kAccountTrades + 1 + i);
   });
-  // Not forced and within history_interval: the history waits (the market view does not).
-  rs.apply(trade(0, n + 1, kT0Ms + static_cast<int64_t>(n + 1) * 60'000, 150, 1));
+  // Not forced, within history_interval and no candle closed: the history waits (the market
+  // view, with the open candle, does not).
+  rs.apply(trade(0, n + 1, kT0Ms + static_cast<int64_t>(n) * 60'000 + 1000, 150, 1));
   rs.publish(now_ns += 1'000'000, false);
   EXPECT_TRUE(rs.history_dirty());
   hr.read([&](const MarketHistory* h) { EXPECT_EQ(h->trades.back().t.trade_id, n); });
@@ -277,6 +278,19 @@ TEST(ReadSideHistory, keeps_the_last_trades_and_candles_oldest_first_and_waits_f
   rs.publish(now_ns += small_read_side().history_interval_ns, false);
   EXPECT_FALSE(rs.history_dirty());
   hr.read([&](const MarketHistory* h) { EXPECT_EQ(h->trades.back().t.trade_id, n + 1); });
+  // A trade that opens a new candle closes the previous one: the history goes out at once.
+  rs.apply(trade(0, n + 2, kT0Ms + static_cast<int64_t>(n + 1) * 60'000, 151, 1));
+  rs.publish(now_ns += 1'000'000, false);
+  EXPECT_FALSE(rs.history_dirty());
+  hr.read([&](const MarketHistory* h) { EXPECT_EQ(h->trades.back().t.trade_id, n + 2); });
+  rs.market(0).reader().read([&](const MarketView* v) {
+    EXPECT_EQ(v->current[0].start_ms, kT0Ms + static_cast<int64_t>(n + 1) * 60'000);
+    EXPECT_EQ(v->current[0].close, 151);
+  });
+  const auto recent = rs.recent_trades(0, 3);
+  ASSERT_EQ(recent.size(), 3u);
+  EXPECT_EQ(recent.back().t.trade_id, n + 2);
+  EXPECT_EQ(recent.front().t.trade_id, n);
 }
 
 // BroadcastLog records: position, two payload words and a check word, all derived from pos.

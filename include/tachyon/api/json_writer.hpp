@@ -116,15 +116,28 @@ class JsonWriter {
     const bool neg = v < 0;
     unsigned __int128 u =
         neg ? static_cast<unsigned __int128>(-v) : static_cast<unsigned __int128>(v);
-    for (int i = 0; i < decimals; ++i) {
-      *--p = static_cast<char>('0' + static_cast<int>(u % 10));
-      u /= 10;
+    if (u <= UINT64_MAX) {  // 64-bit division: __int128 division is a library call per digit
+      uint64_t x = static_cast<uint64_t>(u);
+      for (int i = 0; i < decimals; ++i) {
+        *--p = static_cast<char>('0' + x % 10);
+        x /= 10;
+      }
+      if (decimals > 0) *--p = '.';
+      do {
+        *--p = static_cast<char>('0' + x % 10);
+        x /= 10;
+      } while (x != 0);
+    } else {
+      for (int i = 0; i < decimals; ++i) {
+        *--p = static_cast<char>('0' + static_cast<int>(u % 10));
+        u /= 10;
+      }
+      if (decimals > 0) *--p = '.';
+      do {
+        *--p = static_cast<char>('0' + static_cast<int>(u % 10));
+        u /= 10;
+      } while (u != 0);
     }
-    if (decimals > 0) *--p = '.';
-    do {
-      *--p = static_cast<char>('0' + static_cast<int>(u % 10));
-      u /= 10;
-    } while (u != 0);
     if (neg) *--p = '-';
     out_.append(p, static_cast<size_t>(buf + sizeof(buf) - p));
   }

@@ -58,6 +58,9 @@ struct MarketView {
   uint64_t daily_trades = 0;
   int64_t engine_ts_ns = 0;
   uint64_t version = 0;  // +1 per publish
+  // The open candle of each resolution (start_ms 0: none yet), fresh with every batch; closed
+  // candles come from MarketHistory.
+  std::array<Candle, kResolutions> current{};
 };
 
 struct MarketHistory {
@@ -182,6 +185,8 @@ class ReadSide {
   // readers
   Published<MarketView>& market(MarketId m) { return *markets_[m]; }
   Published<MarketHistory>& history(MarketId m) { return *histories_[m]; }
+  // The market's last trades, fresh with every batch (lock-free; oldest first, at most `limit`).
+  std::vector<TradeRecord> recent_trades(MarketId m, size_t limit) const;
   AccountTable& accounts() { return accounts_; }
   const BroadcastLog<StateUpdate>& log() const { return log_; }
   // Markets that exist, as a bit set the readers may load at any time.
@@ -221,6 +226,8 @@ class ReadSide {
   std::vector<AccountState*> accounts_changed_;
   std::vector<MarketId> markets_changed_, history_changed_;
   BroadcastLog<StateUpdate> log_;
+  std::vector<std::unique_ptr<BroadcastLog<TradeRecord>>> trade_logs_;  // per market
+  bool history_urgent_ = false;  // a candle closed: publish the history with this batch
   std::atomic<uint64_t> exists_[4] = {};
   int64_t last_history_ns_ = 0;
 };
