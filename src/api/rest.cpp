@@ -362,6 +362,40 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
         .end_obj();
     return r;
   }
+  if ((path == "/api/v1/block" || path == "/api/v1/blocks" || path == "/api/v1/currentHeight") &&
+      shared_.blocks) {
+    if (path == "/api/v1/currentHeight") {
+      w.obj().kv_i("code", 200).kv_i("height", shared_.current_height()).end_obj();
+      return r;
+    }
+    uint64_t from = 0;
+    int64_t limit = 1;
+    if (path == "/api/v1/block") {
+      const auto by = query(req.target, "by");
+      if (!by || *by != "height" || !query_int(req.target, "value", from))
+        return error_reply(400, 21501, "use by=height&value=<block height>");
+    } else {
+      if (query(req.target, "index") && !query_int(req.target, "index", from))
+        return error_reply(400, 21501, "index must be a block height");
+      limit = 20;
+      if (query(req.target, "limit") &&
+          (!query_int(req.target, "limit", limit) || limit < 1 || limit > 100))
+        return error_reply(400, 21501, "limit must be 1..100");
+    }
+    const auto blocks = shared_.blocks(from, static_cast<size_t>(limit));
+    if (path == "/api/v1/block" && (blocks.empty() || blocks[0].block != from))
+      return error_reply(400, 21500, "block not found (or older than the ones kept in memory)");
+    w.obj().kv_i("code", 200).kv_i("total", blocks.size()).key("blocks").arr();
+    for (const auto& b : blocks) {
+      w.obj().kv_i("height", b.block).kv_s("commitment", store::to_hex(b.commitment.data(), 32));
+      w.kv_s("state_root", store::to_hex(b.state_root.data(), 32));
+      w.kv_s("tx_root", store::to_hex(b.tx_root.data(), 32));
+      w.kv_i("first_seq", b.first_seq).kv_i("last_seq", b.last_seq).kv_i("tx_count", b.tx_count);
+      w.kv_i("timestamp", b.sealed_time_ns / 1'000'000).kv_s("status", "committed").end_obj();
+    }
+    w.end_arr().end_obj();
+    return r;
+  }
   if (path == "/api/v1/tx" || path == "/api/v1/orderBookUpdates" ||
       path == "/api/v1/accountsByL1Address")
     return error_reply(501, 29501,

@@ -255,6 +255,10 @@ int serve(const app::Config& c) {
          std::to_string(st.snapshots) + "\n";
     return m;
   };
+  shared.blocks = [&committer](uint64_t from, size_t limit) {
+    return committer.recent(from, limit);
+  };
+  shared.current_height = [&committer] { return committer.recent_height(); };
   api::ApiServer server(shared, pipeline);
   if (Status s = server.start(); !s.ok()) {
     spdlog::critical("api: {}", s.message());

@@ -69,6 +69,9 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     const Market* mk = engine_->market(static_cast<MarketId>(m));
     if (mk == nullptr) continue;
     caches_[m].engine_ts_ns = restored_ns;
+    // Book nonces never go backwards across a restart: each publish adds one and needs at least
+    // one tx, so starting from the last seq stays above every nonce published before.
+    caches_[m].nonce = engine_->last_seq();
     caches_[m].changed = true;  // every market starts with a published (maybe empty) snapshot
     changed_.push_back(static_cast<MarketId>(m));
     for (int side = 0; side < 2; ++side) {

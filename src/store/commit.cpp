@@ -293,6 +293,11 @@ Status Committer::start() {
   std::vector<BlockCommitment> prev;
   if (Status s = read_commitments(dir_, prev); !s.ok()) return s;
   if (!prev.empty()) last_ = prev.back();
+  {
+    std::lock_guard lk(recent_mu_);
+    const size_t from = prev.size() > kRecent ? prev.size() - kRecent : 0;
+    recent_.assign(prev.begin() + static_cast<std::ptrdiff_t>(from), prev.end());
+  }
   state_.touch_all(*replica_);  // the first root covers everything once
   block_first_seq_ = replica_->last_seq() + 1;
   const std::string path = dir_ + "/blocks.log";
@@ -300,6 +305,20 @@ Status Committer::start() {
   if (fd_ < 0) return Status::error("open " + path + ": " + std::strerror(errno));
   thread_ = std::thread([this] { run(); });
   return Status();
+}
+
+std::vector<BlockCommitment> Committer::recent(uint64_t from_block, size_t limit) const {
+  std::lock_guard lk(recent_mu_);
+  std::vector<BlockCommitment> out;
+  auto it = std::lower_bound(recent_.begin(), recent_.end(), from_block,
+                             [](const BlockCommitment& c, uint64_t b) { return c.block < b; });
+  for (; it != recent_.end() && out.size() < limit; ++it) out.push_back(*it);
+  return out;
+}
+
+uint64_t Committer::recent_height() const {
+  std::lock_guard lk(recent_mu_);
+  return recent_.empty() ? 0 : recent_.back().block;
 }
 
 void Committer::push(const Tx& tx) {
@@ -407,6 +426,11 @@ void Committer::commit_block(uint64_t block, int64_t time_ns) {
   chain_ = Hash32{};
   block_txs_ = 0;
   block_first_seq_ = c.last_seq + 1;
+  {
+    std::lock_guard lk(recent_mu_);
+    recent_.push_back(c);
+    if (recent_.size() > kRecent) recent_.pop_front();
+  }
   std::lock_guard lk(mu_);
   last_ = c;
 }

@@ -83,10 +83,12 @@ inline int64_t now_ms() {
 
 class Server {
  public:
-  explicit Server(std::vector<std::string> extra = {}) {
+  // `data_dir` empty: a fresh temp dir; else that dir (a restart).
+  explicit Server(std::vector<std::string> extra = {}, std::string data_dir = "")
+      : data_dir_(data_dir.empty() ? dir_.path() : data_dir) {
     api::crypto_init();
-    std::vector<std::string> args = {TACHYON_BIN, "--data-dir",   dir_.path(), "--listen-address",
-                                     "127.0.0.1", "--port",       "0",         "--admin-port",
+    std::vector<std::string> args = {TACHYON_BIN, "--data-dir",   data_dir_, "--listen-address",
+                                     "127.0.0.1", "--port",       "0",       "--admin-port",
                                      "0",         "--durability", "write"};
     for (auto& e : extra) args.push_back(e);
     child_ = spawn(args, /*with_stderr=*/true);
@@ -104,7 +106,7 @@ class Server {
       }
       if (line.find("] ready: ") != std::string::npos) break;
     }
-    std::ifstream key(dir_.path() + "/operator.key");
+    std::ifstream key(data_dir_ + "/operator.key");
     std::string hex;
     key >> hex;
     ready_ = port_ > 0 && api::from_hex(hex, operator_.data(), operator_.size());
@@ -125,7 +127,7 @@ class Server {
   int port() const { return port_; }
   int admin_port() const { return admin_port_; }
   const std::string& log() const { return log_; }
-  std::string data_dir() const { return dir_.path(); }
+  std::string data_dir() const { return data_dir_; }
 
   HttpResult get(const std::string& target) { return http(port_, "GET", target); }
 
@@ -156,6 +158,7 @@ class Server {
 
  private:
   TempDir dir_;
+  std::string data_dir_;
   Child child_;
   std::string log_;
   int port_ = 0, admin_port_ = 0;

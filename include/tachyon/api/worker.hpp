@@ -51,6 +51,9 @@ class ApiShared {
   std::atomic<uint64_t> connections{0};
   std::function<std::string()> snapshot_trigger;  // admin: returns a status line
   std::function<std::string()> metrics_text;      // admin /metrics
+  // Block commitments (the committer's recent ones), oldest first; null: not served.
+  std::function<std::vector<store::BlockCommitment>(uint64_t from, size_t limit)> blocks;
+  std::function<uint64_t()> current_height;
   int64_t start_ms = 0;
 
   bool ip_connect(const std::string& ip);  // false: too many connections from ip

@@ -13,6 +13,7 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -88,6 +89,11 @@ class Committer {
   uint64_t committed_block() const;
   BlockCommitment last() const;
   size_t backlog() const;
+  // Readers (the api): commitments of blocks >= from_block, oldest first, at most `limit`, from
+  // the last kRecent blocks kept in memory (blocks.log has them all). Never blocks the sequencer.
+  static constexpr size_t kRecent = 4096;
+  std::vector<BlockCommitment> recent(uint64_t from_block, size_t limit) const;
+  uint64_t recent_height() const;  // the newest committed block (0: none)
 
  private:
   struct Item {
@@ -104,6 +110,8 @@ class Committer {
   uint32_t chain_id_;
   StateRoot state_;
   mutable std::mutex mu_;
+  mutable std::mutex recent_mu_;  // committer thread and readers only
+  std::deque<BlockCommitment> recent_;
   std::condition_variable cv_;
   // Filled by the sequencer, swapped out whole by the committer: the two vectors trade places
   // and keep their capacity, so the hand-off stops allocating once they have grown.
