@@ -287,10 +287,10 @@ void emit_update_memset_ctor(UpdateSink& sink, int64_t time_ns, uint64_t x) {
 }
 
 void emit_update_vector_zero(UpdateSink& sink, int64_t time_ns, uint64_t x) {
-  static_assert(sizeof(StateUpdate) == 96);
+  static_assert(sizeof(StateUpdate) > 64);
   alignas(StateUpdate) unsigned char raw[sizeof(StateUpdate)];
   __builtin_memset(raw, 0, 64);
-  __builtin_memset(raw + 64, 0, 32);
+  __builtin_memset(raw + 64, 0, sizeof(StateUpdate) - 64);
   auto& u = *reinterpret_cast<StateUpdate*>(raw);
   u.type = UpdateType::kOrderAdded;
   u.time_ns = time_ns;
