@@ -109,11 +109,12 @@ class BroadcastLog {
   void append(const T& v) {
     const uint64_t pos = head_.load(std::memory_order_relaxed);
     Slot& s = slots_[pos & mask_];
+    // No fences (TSan does not model them): each word is a release store, so a reader whose
+    // acquire load sees a new word also sees the stamp cleared before it.
     s.stamp.store(0, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
     uint64_t w[kWords] = {};
     std::memcpy(w, &v, sizeof(T));
-    for (size_t i = 0; i < kWords; ++i) s.words[i].store(w[i], std::memory_order_relaxed);
+    for (size_t i = 0; i < kWords; ++i) s.words[i].store(w[i], std::memory_order_release);
     s.stamp.store(pos + 1, std::memory_order_release);
     head_.store(pos + 1, std::memory_order_release);
   }
@@ -124,8 +125,7 @@ class BroadcastLog {
     const Slot& s = slots_[pos & mask_];
     if (s.stamp.load(std::memory_order_acquire) != pos + 1) return false;
     uint64_t w[kWords];
-    for (size_t i = 0; i < kWords; ++i) w[i] = s.words[i].load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
+    for (size_t i = 0; i < kWords; ++i) w[i] = s.words[i].load(std::memory_order_acquire);
     if (s.stamp.load(std::memory_order_relaxed) != pos + 1) return false;
     std::memcpy(&out, w, sizeof(T));
     return true;
