@@ -57,28 +57,58 @@ HttpReply reject_reply(Reject code, std::string_view detail) {
 
 bool ApiShared::ip_connect(const std::string& ip) {
   std::lock_guard lk(mu_);
-  IpState& s = ips_[ip];
-  if (s.conns >= cfg.max_connections_per_ip) return false;
+  Bucket& s = ips_[ip];
+  if (s.conns >= cfg.max_connections_per_ip || connections.load() >= cfg.max_connections)
+    return false;
   ++s.conns;
+  connections.fetch_add(1);
   return true;
 }
 
 void ApiShared::ip_disconnect(const std::string& ip) {
   std::lock_guard lk(mu_);
   auto it = ips_.find(ip);
-  if (it != ips_.end() && it->second.conns > 0) --it->second.conns;
+  if (it != ips_.end() && it->second.conns > 0) {
+    --it->second.conns;
+    connections.fetch_sub(1);
+  }
+}
+
+bool ApiShared::take(Bucket& b, double rate, double burst) {
+  const int64_t now = now_ns();
+  if (b.last_ns == 0) b.tokens = burst;
+  b.tokens = std::min(burst, b.tokens + static_cast<double>(now - b.last_ns) * 1e-9 * rate);
+  b.last_ns = now;
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
 }
 
 bool ApiShared::ip_allow(const std::string& ip) {
-  const int64_t now = now_ns();
   std::lock_guard lk(mu_);
-  IpState& s = ips_[ip];
-  if (s.last_ns == 0) s.tokens = cfg.ip_burst;
-  s.tokens = std::min(cfg.ip_burst, s.tokens + (now - s.last_ns) * 1e-9 * cfg.ip_rate_per_s);
-  s.last_ns = now;
-  if (s.tokens < 1) return false;
-  s.tokens -= 1;
-  return true;
+  return take(ips_[ip], cfg.ip_rate_per_s, cfg.ip_burst);
+}
+
+bool ApiShared::account_allow(AccountIndex a) {
+  std::lock_guard lk(mu_);
+  return take(accounts_[a], cfg.account_rate_per_s, cfg.account_burst);
+}
+
+void ApiShared::remember_tx(const std::string& hash, const TxRecord& r) {
+  std::lock_guard lk(tx_mu_);
+  if (!txs_.insert_or_assign(hash, r).second) return;
+  tx_order_.push_back(hash);
+  while (tx_order_.size() > cfg.tx_index_capacity) {
+    txs_.erase(tx_order_.front());
+    tx_order_.pop_front();
+  }
+}
+
+std::optional<ApiShared::TxRecord> ApiShared::find_tx(const std::string& hash) {
+  std::lock_guard lk(tx_mu_);
+  auto it = txs_.find(hash);
+  if (it == txs_.end()) return std::nullopt;
+  return it->second;
 }
 
 WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Pipeline& pipe, uint32_t index)
@@ -396,10 +426,96 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
     w.end_arr().end_obj();
     return r;
   }
-  if (path == "/api/v1/tx" || path == "/api/v1/orderBookUpdates" ||
-      path == "/api/v1/accountsByL1Address")
-    return error_reply(501, 29501,
-                       std::string(path) + " is not served by this version of tachyon yet");
+  if (path == "/api/v1/tx") {
+    const auto by = query(req.target, "by");
+    const auto value = query(req.target, "value");
+    if (!by || *by != "hash" || !value)
+      return error_reply(400, 21501, "use by=hash&value=<tx hash>");
+    const auto rec = shared_.find_tx(*value);
+    if (!rec)
+      return error_reply(400, 21500,
+                         "tx not found (this server keeps the txs it sequenced since it started)");
+    w.obj().kv_i("code", 200).kv_s("hash", *value).kv_i("type", static_cast<int>(rec->tx.h.type));
+    w.kv_s("info", tx_info_json(rec->tx, nullptr)).kv_s("event_info", "");
+    // Lighter's numeric status: 2 executed, 0 failed; plus the reject code and its message.
+    w.kv_i("status", rec->reject == Reject::kOk ? 2 : 0)
+        .kv_i("result_code", static_cast<int>(rec->reject));
+    w.kv_s("result_message", reject_message(rec->reject));
+    w.kv_i("transaction_index", rec->seq).kv_i("sequence_index", rec->seq);
+    w.kv_s("l1_address", "")
+        .kv_i("account_index", rec->tx.h.account)
+        .kv_i("nonce", rec->tx.h.nonce);
+    w.kv_i("expire_at", rec->tx.h.expired_at_ms).kv_i("block_height", rec->block);
+    w.kv_i("queued_at", rec->queued_ms).kv_i("executed_at", rec->executed_ms);
+    w.kv_i("order_index", rec->order_index).kv_s("parent_hash", "").end_obj();
+    return r;
+  }
+  if (path == "/api/v1/accountsByL1Address") {
+    const auto l1 = query(req.target, "l1_address");
+    std::array<uint8_t, 20> addr{};
+    if (!l1 || !from_hex(*l1, addr.data(), addr.size()))
+      return error_reply(400, 21501, "l1_address must be 20 bytes of hex");
+    w.obj().kv_i("code", 200).kv_s("l1_address", *l1).key("sub_accounts").arr();
+    dry_.account_reader().read([&] {
+      dry_.accounts().for_each([&](const pipe::AccountView& a) {
+        if (a.l1_address != addr) return;
+        const AccountFigures f = account_figures(a, market_lookup);
+        w.obj().kv_i("code", 0).kv_i("account_type", a.master == a.index ? 0 : 1);
+        w.kv_i("index", a.index).kv_s("l1_address", *l1).kv_i("cancel_all_time", 0);
+        w.kv_i("total_order_count", a.orders.size())
+            .kv_i("pending_order_count", 0)
+            .kv_i("status", 1);
+        w.key("collateral")
+            .dec(a.collateral, 6)
+            .key("available_balance")
+            .dec(f.available, 6)
+            .end_obj();
+      });
+    });
+    w.end_arr().end_obj();
+    return r;
+  }
+  if (path == "/api/v1/orderBookUpdates") {
+    int m = -1;
+    uint64_t since = 0;
+    if (!query_int(req.target, "market_id", m) || m < 0 || m >= kMaxMarkets)
+      return error_reply(400, 21602, "market_id is required");
+    if (!query_int(req.target, "since_nonce", since))
+      return error_reply(400, 21501, "since_nonce is required");
+    const auto mv = dry_.market(static_cast<MarketId>(m));
+    if (!mv) return error_reply(400, 21602, "no such market");
+    const int pd = mv->params.price_decimals, sd = mv->params.size_decimals;
+    auto levels = [&](const char* name, const std::vector<pipe::PriceLevel>& lv) {
+      w.key(name).arr();
+      for (const auto& l : lv)
+        w.obj().key("price").dec(l.price, pd).key("size").dec(l.size, sd).end_obj();
+      w.end_arr();
+    };
+    std::vector<pipe::BookDelta> deltas;
+    w.obj().kv_i("code", 200).kv_i("market_id", m);
+    if (pipe_.book_deltas(static_cast<MarketId>(m), since, UINT64_MAX, deltas)) {
+      w.kv_b("reset", false).key("updates").arr();
+      for (const auto& d : deltas) {
+        w.obj().kv_i("nonce", d.nonce).kv_i("begin_nonce", d.begin_nonce);
+        levels("asks", d.asks);
+        levels("bids", d.bids);
+        w.kv_i("engine_ts_us", d.engine_ts_ns / 1000).end_obj();
+      }
+      w.end_arr();
+    } else {  // too old: the whole book, to rebuild from
+      auto& rd = book_readers_[m];
+      if (!rd) rd.emplace(pipe_.book(static_cast<MarketId>(m)).reader());
+      rd->read([&](const pipe::BookSnapshot* s) {
+        static const std::vector<pipe::PriceLevel> none;
+        w.kv_b("reset", true).key("order_book").obj().kv_i("nonce", s ? s->nonce : 0);
+        levels("asks", s ? s->asks : none);
+        levels("bids", s ? s->bids : none);
+        w.end_obj();
+      });
+    }
+    w.end_obj();
+    return r;
+  }
   return error_reply(404, 29404, "no such endpoint: " + std::string(path));
 }
 
@@ -468,6 +584,9 @@ HttpReply WorkerLogic::send_tx(const HttpRequest& req, bool batch, bool dry, boo
         return reject_reply(Reject::kInvalidSignature, "not signed by the operator key");
       continue;
     }
+    if (!shared_.account_allow(txs[i].tx.h.account))
+      return error_reply(429, 23000,
+                         "too many txs from account " + std::to_string(txs[i].tx.h.account));
     if (batch && i > 0 &&
         (txs[i].tx.h.account != txs[0].tx.h.account ||
          txs[i].tx.h.api_key_index != txs[0].tx.h.api_key_index))
@@ -505,6 +624,10 @@ HttpReply WorkerLogic::send_tx(const HttpRequest& req, bool batch, bool dry, boo
     const bool admin = req.admin;
     auto on_result = [this, b, i, tx, admin, batch](const pipe::Result& res) {
       b->results[i] = res;
+      shared_.remember_tx(
+          b->hashes[i],
+          ApiShared::TxRecord{tx, res.seq, res.block, res.t_recv_ns / 1'000'000,
+                              res.t_exec_ns / 1'000'000, res.reject, res.order_index});
       if (admin) {
         if (res.reject == Reject::kOk) {
           int64_t cur = shared_.operator_nonce.load();
@@ -534,7 +657,8 @@ HttpReply WorkerLogic::send_tx(const HttpRequest& req, bool batch, bool dry, boo
       }
       w.kv_i("predicted_execution_time_ms", b->results.back().t_exec_ns / 1'000'000);
       w.kv_i("volume_quota_remaining", 1000000);
-      w.kv_i("seq", b->results.back().seq).kv_s("status", bad ? "rejected" : "executed");
+      w.kv_i("seq", b->results.back().seq).kv_i("block", b->results.back().block);
+      w.kv_s("status", bad ? "rejected" : "executed");
       if (!batch && b->results[0].order_index != 0)
         w.kv_i("order_index", b->results[0].order_index);
       w.end_obj();

@@ -87,8 +87,10 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
     t.keep_alive_pings = true;  // protocol pings from our side; a dead peer is dropped
     ws_.set_option(t);
     ws_.read_message_max(shared_.cfg.max_ws_message_bytes);
-    ws_.control_callback(
-        [this](websocket::frame_type, beast::string_view) { last_rx_ns = now_ns(); });
+    // A client ping counts as activity; a pong to our own keep-alive ping does not.
+    ws_.control_callback([this](websocket::frame_type t, beast::string_view) {
+      if (t == websocket::frame_type::ping) last_rx_ns = now_ns();
+    });
     ws_.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
       if (ec) return self->closed();
       self->w_.logic.ws_open(self);

@@ -158,7 +158,70 @@ void WorkerLogic::ws_open(const std::shared_ptr<WsConn>& c) {
   c->send_text(std::move(s));
 }
 
+void WorkerLogic::ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std::string_view data,
+                                          std::string_view id) {
+  auto reply = [&](std::string_view status) {
+    std::string s;
+    JsonWriter w(s);
+    w.obj().kv_s("type", "cancel_on_disconnect").kv_s("status", status);
+    if (!id.empty()) w.kv_s("id", id);
+    w.end_obj();
+    push(*c, std::move(s));
+  };
+  if (data.empty() || data == "null") {
+    c->on_disconnect.reset();
+    return reply("disarmed");
+  }
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(data);
+  simdjson::ondemand::document doc;
+  std::string_view info;
+  int64_t type = 0;
+  simdjson::ondemand::object obj;
+  if (parser.iterate(padded).get(doc) || doc.get_object().get(obj) ||
+      obj["tx_type"].get_int64().get(type)) {
+    return push(*c, ws_error(30007, "data must hold tx_type 16 and a signed tx_info", id));
+  }
+  simdjson::ondemand::value v;
+  if (obj["tx_info"].get(v) || simdjson::to_json_string(v).get(info)) {
+    return push(*c, ws_error(30007, "data must hold tx_type 16 and a signed tx_info", id));
+  }
+  SignedTx st;
+  std::string err;
+  if (type != 16)
+    return push(*c, ws_error(30007, "cancel-on-disconnect takes a CancelAllOrders (16)", id));
+  if (Reject r = parse_tx_info(16, info, st, err); r != Reject::kOk)
+    return push(*c, ws_error(static_cast<int>(r), err, id));
+  if (st.tx.cancel_all.tif != 0 || !(st.tx.h.flags & kTxFlagSkipNonce))
+    return push(
+        *c,
+        ws_error(30007, "use TimeInForce 0 and SkipTxNonce (attribute 4), so the nonce stays valid",
+                 id));
+  // Signature and key now; the nonce is checked when it fires.
+  SignedTx probe = st;
+  std::string msg;
+  const Reject r = dry_.check_only(probe, now_ns() / 1'000'000, msg);
+  if (r != Reject::kOk && r != Reject::kInvalidNonce)
+    return push(
+        *c, ws_error(static_cast<int>(r), msg.empty() ? std::string(reject_message(r)) : msg, id));
+  c->on_disconnect = st;
+  reply("armed");
+}
+
 void WorkerLogic::ws_closed(const std::shared_ptr<WsConn>& c) {
+  if (c->on_disconnect) {  // the session asked for its orders to go with it
+    SignedTx st = *c->on_disconnect;
+    c->on_disconnect.reset();
+    std::string msg;
+    if (dry_.check(st, now_ns() / 1'000'000, msg) == Reject::kOk) {
+      const Tx tx = st.tx;
+      if (!submit(st, [this, tx](const pipe::Result& r) {
+            shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce,
+                                    r.reject == Reject::kOk);
+          }))
+        shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce, false);
+    }
+  }
   for (const auto& key : c->subs) {
     auto it = subs_.find(key);
     if (it == subs_.end()) continue;
@@ -233,6 +296,8 @@ void WorkerLogic::ws_message(const std::shared_ptr<WsConn>& c, std::string_view 
     ws_unsubscribe(c, channel);
   } else if (type == "jsonapi/sendtx" || type == "jsonapi/sendtxbatch") {
     ws_sendtx(c, data, type == "jsonapi/sendtxbatch", id);
+  } else if (type == "cancel_on_disconnect") {
+    ws_cancel_on_disconnect(c, data, id);
   } else if (type == "resume") {
     ws_resume(c, channel, nonce);
   } else {
@@ -336,9 +401,10 @@ void WorkerLogic::ws_unsubscribe(const std::shared_ptr<WsConn>& c, std::string_v
   push(*c, std::move(s));
 }
 
-void WorkerLogic::ws_resume(const std::shared_ptr<WsConn>& c, std::string_view name, uint64_t) {
-  // No delta history is kept yet: a resume is answered with a fresh snapshot (which API.md
-  // allows for a nonce that is too old).
+void WorkerLogic::ws_resume(const std::shared_ptr<WsConn>& c, std::string_view name,
+                            uint64_t nonce) {
+  // The deltas after `nonce` from the market's history, up to what this worker's stream has sent
+  // (its next frame continues from there); a snapshot when `nonce` is older than the history.
   const auto ch = parse_channel(name);
   if (!ch || ch->kind != "order_book" ||
       std::find(c->subs.begin(), c->subs.end(), ch->key) == c->subs.end()) {
@@ -346,7 +412,18 @@ void WorkerLogic::ws_resume(const std::shared_ptr<WsConn>& c, std::string_view n
     return;
   }
   const auto m = static_cast<MarketId>(ch->market);
-  push(*c, book_frame(*c, m, true, books_[m], nullptr, nullptr, 0));
+  std::vector<pipe::BookDelta> deltas;
+  if (nonce > books_[m].nonce || !pipe_.book_deltas(m, nonce, books_[m].nonce, deltas)) {
+    push(*c, book_frame(*c, m, true, books_[m], nullptr, nullptr, 0));
+    return;
+  }
+  for (const auto& d : deltas) {
+    BookCache at = books_[m];  // nonce and stamp of this delta; levels for the checksum only
+    at.nonce = d.nonce;
+    at.engine_ts_ns = d.engine_ts_ns;
+    at.valid = d.nonce == books_[m].nonce;  // a checksum only where the levels are that state
+    push(*c, book_frame(*c, m, false, at, &d.bids, &d.asks, d.begin_nonce));
+  }
 }
 
 void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view data, bool batch,
@@ -438,7 +515,8 @@ std::string WorkerLogic::book_frame(WsConn& c, MarketId m, bool snapshot, const 
   side("bids", snapshot ? cache.bids : *dbids);
   w.kv_i("offset", offset).kv_i("nonce", cache.nonce);
   w.kv_i("begin_nonce", snapshot ? cache.nonce : begin_nonce);
-  w.kv_i("checksum", book_checksum(cache.bids, cache.asks, pd, sd)).end_obj();
+  if (cache.valid) w.kv_i("checksum", book_checksum(cache.bids, cache.asks, pd, sd));
+  w.end_obj();
   stamp(w, cache.engine_ts_ns);
   w.kv_s("type", snapshot ? "subscribed/order_book" : "update/order_book").end_obj();
   return s;

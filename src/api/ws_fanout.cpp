@@ -205,6 +205,11 @@ void WorkerLogic::on_tick() {
   for (auto& c : idle) c->close_conn("idle timeout: no frame from the client");
   // Keep-alive and a periodic market_stats push (clients that watch the same market twice on
   // one connection wait for a push rather than a second snapshot).
+  if (now - last_ping_ns_ >= 30'000'000'000) {  // keep-alive, Lighter style
+    last_ping_ns_ = now;
+    for (auto& [id, weak] : conns_)
+      if (auto c = weak.lock()) push(*c, "{\"type\":\"ping\"}");
+  }
   if (now - last_stats_push_ns_ >= 1'000'000'000) {
     last_stats_push_ns_ = now;
     for (auto& [key, list] : subs_) {

@@ -110,7 +110,10 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     TRY(get_int(*t, "max_ws_message_bytes", c.max_ws_message_bytes, origin, 1024, 16 << 20));
     TRY(get_int(*t, "max_subscriptions", c.max_subscriptions, origin, 1, 100000));
     TRY(get_int(*t, "ws_queue_bytes", c.ws_queue_bytes, origin, 4096, 1 << 30));
-    TRY(get_int(*t, "idle_timeout_s", c.idle_timeout_s, origin, 5, 86400));
+    TRY(get_int(*t, "idle_timeout_s", c.idle_timeout_s, origin, 1, 86400));
+    TRY(get_int(*t, "account_rate_per_s", c.account_rate_per_s, origin, 1, 10000000));
+    TRY(get_int(*t, "account_burst", c.account_burst, origin, 1, 10000000));
+    TRY(get_int(*t, "max_connections", c.max_connections, origin, 1, 10000000));
     TRY(get_int(*t, "max_connections_per_ip", c.max_connections_per_ip, origin, 1, 1000000));
     TRY(get_int(*t, "ip_rate_per_s", c.ip_rate_per_s, origin, 1, 10000000));
     TRY(get_int(*t, "ip_burst", c.ip_burst, origin, 1, 10000000));
@@ -198,8 +201,10 @@ std::string describe(const Config& c) {
     << "\nidle_timeout_s = " << c.idle_timeout_s
     << "\nmax_connections_per_ip = " << c.max_connections_per_ip
     << "\nip_rate_per_s = " << c.ip_rate_per_s << "\nip_burst = " << c.ip_burst
-    << "\n\n[store]\ndata_dir = \"" << c.data_dir << "\"\ndurability = \""
-    << store::durability_name(c.durability) << "\"\nsegment_bytes = " << c.segment_bytes
+    << "\naccount_rate_per_s = " << c.account_rate_per_s << "\naccount_burst = " << c.account_burst
+    << "\nmax_connections = " << c.max_connections << "\n\n[store]\ndata_dir = \"" << c.data_dir
+    << "\"\ndurability = \"" << store::durability_name(c.durability)
+    << "\"\nsegment_bytes = " << c.segment_bytes
     << "\nsnapshot_every_txs = " << c.snapshot_every_txs
     << "\nsnapshot_interval_s = " << c.snapshot_interval_s
     << "\nsnapshot_keep = " << c.snapshot_keep << "\nblock_max_txs = " << c.block_max_txs

@@ -42,6 +42,9 @@ struct Config {
   uint32_t max_connections_per_ip = 100;
   uint32_t ip_rate_per_s = 200;
   uint32_t ip_burst = 400;
+  uint32_t account_rate_per_s = 100;
+  uint32_t account_burst = 200;
+  uint32_t max_connections = 10000;
   EngineConfig engine;
   std::string wait_strategy = "spin_then_park";
   int sequencer_core = -1;

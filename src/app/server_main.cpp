@@ -234,6 +234,9 @@ int serve(const app::Config& c) {
   ac.max_connections_per_ip = c.max_connections_per_ip;
   ac.ip_rate_per_s = c.ip_rate_per_s;
   ac.ip_burst = c.ip_burst;
+  ac.account_rate_per_s = c.account_rate_per_s;
+  ac.account_burst = c.account_burst;
+  ac.max_connections = c.max_connections;
   ac.operator_pubkey = op_key;
   api::ApiShared shared(ac);
   shared.start_ms = realtime_ns() / 1'000'000;

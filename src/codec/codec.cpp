@@ -153,6 +153,7 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(r.api_key_index);
       io.pad(4);
       io.num(r.next_nonce);
+      io.num(r.block);
       return true;
     }
     case UpdateType::kOrderAdded:

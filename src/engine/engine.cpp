@@ -58,7 +58,7 @@ TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
   }
   StateUpdate u = c.make(UpdateType::kTxResult);
   u.result = TxResultUpdate{tx.h.seq,  tx.h.account,       r.order_index, r.reject,
-                            tx.h.type, tx.h.api_key_index, c.next_nonce};
+                            tx.h.type, tx.h.api_key_index, c.next_nonce,  tx.h.block};
   sink.on_update(u);
   return r;
 }

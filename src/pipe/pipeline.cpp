@@ -56,6 +56,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     result_bells_.push_back(std::make_unique<Doorbell>());
   }
   apply_ring_ = std::make_unique<SpscRing<ApplyItem>>(cfg.apply_capacity);
+  deltas_ = std::vector<std::atomic<BroadcastLog<BookDeltaRecord>*>>(kMaxMarkets);
   caches_.resize(kMaxMarkets);
   for (int m = 0; m < kMaxMarkets; ++m) {
     books_.push_back(std::make_unique<Published<BookSnapshot>>(cfg.max_readers));
@@ -89,7 +90,10 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   read_.seed(*engine_, realtime_ns());
 }
 
-Pipeline::~Pipeline() { stop(); }
+Pipeline::~Pipeline() {
+  stop();
+  for (auto& d : deltas_) delete d.load();
+}
 
 void Pipeline::start() {
   // A journal commit wakes the apply thread: results waiting on durability can go.
@@ -192,6 +196,7 @@ void Pipeline::level_add(MarketId m, bool is_ask, Ticks price, Lots size, int or
     v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), PriceLevel{price, 0, 0});
   v[i].size += size;
   v[i].orders = static_cast<uint32_t>(static_cast<int>(v[i].orders) + orders);
+  c.touched.emplace_back(static_cast<uint8_t>(is_ask), price);
   if (v[i].orders == 0) v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
   if (!c.changed) {
     c.changed = true;
@@ -228,12 +233,21 @@ void Pipeline::apply(const ApplyItem& it) {
     }
     case UpdateType::kTxResult: {
       const TxResultUpdate& t = u.result;
-      pending_.push_back(Pending{it.worker, Result{it.cookie, t.seq, t.order_index, t.reject,
-                                                   it.t_recv_ns, u.time_ns, 0}});
+      pending_.push_back(Pending{it.worker, Result{it.cookie, t.seq, t.block, t.order_index,
+                                                   t.reject, it.t_recv_ns, u.time_ns, 0}});
       applied_seq_.store(t.seq, std::memory_order_release);
       break;
     }
-    default: break;  // accounts, marks, markets: read-side views of later issues
+    case UpdateType::kMarket: {  // a new market gets its (empty) book published at once
+      BookCache& c = caches_[u.market.market];
+      c.engine_ts_ns = u.time_ns;
+      if (!c.changed) {
+        c.changed = true;
+        changed_.push_back(u.market.market);
+      }
+      break;
+    }
+    default: break;  // accounts, marks: the read side (read_) keeps them
   }
 }
 
@@ -249,10 +263,73 @@ void Pipeline::publish_changed() {
     s->engine_ts_ns = c.engine_ts_ns;
     s->bids.assign(c.bids.levels.begin(), c.bids.levels.end());
     s->asks.assign(c.asks.levels.begin(), c.asks.levels.end());
+    record_delta(m, s->begin_nonce, s->nonce);
     books_[m]->publish(std::move(s));
     snapshots_.fetch_add(1, std::memory_order_relaxed);
   }
   changed_.clear();
+}
+
+// The levels this publish changed, with their final sizes, into the market's delta history.
+void Pipeline::record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce) {
+  BookCache& c = caches_[m];
+  BroadcastLog<BookDeltaRecord>* log = deltas_[m].load(std::memory_order_relaxed);
+  if (log == nullptr) {
+    size_t cap = 1;
+    while (cap < cfg_.book_history) cap <<= 1;
+    log = new BroadcastLog<BookDeltaRecord>(cap);
+    deltas_[m].store(log, std::memory_order_release);
+  }
+  std::sort(c.touched.begin(), c.touched.end());
+  c.touched.erase(std::unique(c.touched.begin(), c.touched.end()), c.touched.end());
+  BookDeltaRecord r;
+  r.nonce = nonce;
+  r.begin_nonce = begin_nonce;
+  r.engine_ts_ns = c.engine_ts_ns;
+  for (size_t k = 0; k < c.touched.size(); ++k) {
+    const bool is_ask = c.touched[k].first != 0;
+    const Ticks price = c.touched[k].second;
+    const auto& v = (is_ask ? c.asks : c.bids).levels;
+    const size_t i = level_pos(v, is_ask, price);
+    const Lots size = (i < v.size() && v[i].price == price) ? v[i].size : 0;
+    r.lv[r.count++] = BookDeltaRecord::Level{price, size, static_cast<uint8_t>(is_ask), {}};
+    if (r.count == BookDeltaRecord::kLevels && k + 1 < c.touched.size()) {
+      log->append(r);
+      r.count = 0;
+    }
+  }
+  r.last = 1;
+  log->append(r);
+  c.touched.clear();
+}
+
+bool Pipeline::book_deltas(MarketId m, uint64_t since, uint64_t until,
+                           std::vector<BookDelta>& out) const {
+  out.clear();
+  const BroadcastLog<BookDeltaRecord>* log = deltas_[m].load(std::memory_order_acquire);
+  if (log == nullptr) return false;
+  const uint64_t head = log->head();
+  const uint64_t first = head > log->capacity() ? head - log->capacity() : 0;
+  BookDeltaRecord r;
+  // Anchored once the last record of publish `since` is seen: everything after it is complete.
+  bool anchored = false;
+  for (uint64_t pos = first; pos < head; ++pos) {
+    if (!log->read(pos, r)) {
+      if (anchored) return false;  // overwritten under us: too old after all
+      continue;
+    }
+    if (!anchored) {
+      anchored = r.nonce == since && r.last != 0;
+      continue;
+    }
+    if (r.nonce > until) break;
+    if (out.empty() || out.back().nonce != r.nonce)
+      out.push_back(BookDelta{r.nonce, r.begin_nonce, r.engine_ts_ns, {}, {}});
+    for (int i = 0; i < r.count; ++i)
+      (r.lv[i].is_ask ? out.back().asks : out.back().bids)
+          .push_back(PriceLevel{r.lv[i].price, r.lv[i].size, 0});
+  }
+  return anchored;
 }
 
 // Results leave only once durable (per the journal's setting), in seq order.

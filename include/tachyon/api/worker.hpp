@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -36,7 +37,10 @@ struct ApiConfig {
   uint32_t max_connections_per_ip = 100;
   double ip_rate_per_s = 200;  // requests and WS messages per IP (token bucket)
   double ip_burst = 400;
-  size_t book_history = 1024;  // book deltas kept per market for resume (per worker)
+  double account_rate_per_s = 100;  // txs per account (token bucket)
+  double account_burst = 200;
+  size_t tx_index_capacity = 100000;  // txs kept for GET /api/v1/tx
+  size_t book_history = 1024;         // book deltas kept per market for resume (per worker)
   PublicKey operator_pubkey{};
 };
 
@@ -56,18 +60,35 @@ class ApiShared {
   std::function<uint64_t()> current_height;
   int64_t start_ms = 0;
 
-  bool ip_connect(const std::string& ip);  // false: too many connections from ip
+  bool ip_connect(const std::string& ip);  // false: too many connections from ip (or in all)
   void ip_disconnect(const std::string& ip);
   bool ip_allow(const std::string& ip);  // rate limit: false means 429 / 23000
+  bool account_allow(AccountIndex a);    // per-account tx rate: false means 429 / 23000
+
+  // Txs this server sequenced since it started, by hash (GET /api/v1/tx); the oldest go first.
+  struct TxRecord {
+    Tx tx;
+    uint64_t seq = 0, block = 0;
+    int64_t queued_ms = 0, executed_ms = 0;
+    Reject reject = Reject::kOk;
+    OrderIndex order_index = 0;
+  };
+  void remember_tx(const std::string& hash, const TxRecord& r);
+  std::optional<TxRecord> find_tx(const std::string& hash);
 
  private:
-  struct IpState {
+  struct Bucket {
     uint32_t conns = 0;
     double tokens = 0;
     int64_t last_ns = 0;
   };
+  bool take(Bucket& b, double rate, double burst);
   std::mutex mu_;
-  absl::flat_hash_map<std::string, IpState> ips_;
+  absl::flat_hash_map<std::string, Bucket> ips_;
+  absl::flat_hash_map<AccountIndex, Bucket> accounts_;
+  std::mutex tx_mu_;
+  absl::flat_hash_map<std::string, TxRecord> txs_;
+  std::deque<std::string> tx_order_;
 };
 
 struct HttpRequest {
@@ -99,9 +120,10 @@ class WsConn {
   std::string ip;
   uint64_t offset = 0;  // per-connection frame counter (`offset`)
   bool resynced = false;
-  std::vector<std::string> subs;     // channel names as subscribed ("order_book/0")
-  int64_t last_rx_ns = 0;            // the last frame from the client (idle timeout)
-  std::vector<AccountIndex> authed;  // accounts this connection proved it holds a key of
+  std::vector<std::string> subs;  // channel names as subscribed ("order_book/0")
+  int64_t last_rx_ns = 0;         // the last frame from the client (idle timeout)
+  // Cancel-on-disconnect: a signed CancelAllOrders the server submits when the connection drops.
+  std::optional<SignedTx> on_disconnect;
 };
 
 class WorkerLogic {
@@ -148,6 +170,8 @@ class WorkerLogic {
   void ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view data_json, bool batch,
                  std::string id);
   void ws_resume(const std::shared_ptr<WsConn>& c, std::string_view channel, uint64_t nonce);
+  void ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std::string_view data,
+                               std::string_view id);
   void push(WsConn& c, std::string frame);
   void fan_out();
   void fan_out_books();
@@ -181,6 +205,7 @@ class WorkerLogic {
   absl::flat_hash_map<std::string, std::vector<Sub>> subs_;
   absl::flat_hash_map<uint64_t, std::weak_ptr<WsConn>> conns_;
   int64_t last_stats_push_ns_ = 0;
+  int64_t last_ping_ns_ = 0;
 };
 
 }  // namespace tachyon::api

@@ -59,6 +59,7 @@ struct TxResultUpdate {
   TxType type;
   uint8_t api_key_index;
   int64_t next_nonce;  // the signer key's next nonce when this tx consumed one, else -1
+  uint64_t block;
 };
 
 struct OrderUpdate {

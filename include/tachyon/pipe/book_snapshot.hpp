@@ -27,4 +27,31 @@ struct BookSnapshot {
   const PriceLevel* best_ask() const { return asks.empty() ? nullptr : &asks.front(); }
 };
 
+// One publish of a market's book as the levels it changed (absolute sizes, 0 = removed). A
+// publish that changed more levels than fit spans several records with the same nonce; `last`
+// marks the final one.
+struct BookDeltaRecord {
+  static constexpr int kLevels = 8;
+  struct Level {
+    Ticks price;
+    Lots size;
+    uint8_t is_ask;
+    uint8_t pad[7];
+  };
+  uint64_t nonce = 0;
+  uint64_t begin_nonce = 0;
+  int64_t engine_ts_ns = 0;
+  uint16_t count = 0;
+  uint8_t last = 0;
+  uint8_t pad[5] = {};
+  Level lv[kLevels] = {};
+};
+
+// A publish's changes, reassembled from its records.
+struct BookDelta {
+  uint64_t nonce = 0, begin_nonce = 0;
+  int64_t engine_ts_ns = 0;
+  std::vector<PriceLevel> bids, asks;  // changed levels, size 0 = removed
+};
+
 }  // namespace tachyon::pipe

@@ -34,6 +34,7 @@ struct PipelineConfig {
   size_t apply_capacity = 1 << 16;
   size_t result_capacity = 8192;  // per worker
   size_t drain_limit = 256;       // items per ring per loop round
+  size_t book_history = 1024;     // delta records kept per market (resume, orderBookUpdates)
   WaitStrategy wait = WaitStrategy::kSpinThenPark;
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
@@ -53,6 +54,7 @@ struct Ingress {
 struct Result {
   uint64_t cookie;
   uint64_t seq;
+  uint64_t block;
   OrderIndex order_index;
   Reject reject;
   int64_t t_recv_ns;
@@ -86,6 +88,10 @@ class Pipeline {
   // Readers (any thread): the current snapshot of a market's book.
   Published<BookSnapshot>& book(MarketId m) { return *books_[m]; }
   uint64_t applied_seq() const { return applied_seq_.load(std::memory_order_acquire); }
+  // Readers: the book changes after `since_nonce` up to `until_nonce`, one BookDelta per publish,
+  // oldest first. False when `since_nonce` is older than the history kept (send a snapshot).
+  bool book_deltas(MarketId m, uint64_t since_nonce, uint64_t until_nonce,
+                   std::vector<BookDelta>& out) const;
   // The sequencer's engine: only while stopped.
   const Engine& engine() const { return *engine_; }
   // Runs f(engine) on the sequencer thread between two txs and waits for it (snapshots fork
@@ -113,6 +119,7 @@ class Pipeline {
   };
   struct BookCache {
     Side bids, asks;
+    std::vector<std::pair<uint8_t, Ticks>> touched;  // levels changed since the last publish
     uint64_t nonce = 0;
     int64_t engine_ts_ns = 0;
     bool changed = false;
@@ -134,6 +141,7 @@ class Pipeline {
   void apply(const ApplyItem& it);
   void level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders);
   void publish_changed();
+  void record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce);
   size_t release_results();
   bool ingress_pending() const;
 
@@ -147,6 +155,8 @@ class Pipeline {
   std::vector<std::unique_ptr<Doorbell>> result_bells_;
   Doorbell seq_bell_, apply_bell_;
   std::vector<std::unique_ptr<Published<BookSnapshot>>> books_;
+  // Per market, made by the apply thread on first use and kept until destruction.
+  std::vector<std::atomic<BroadcastLog<BookDeltaRecord>*>> deltas_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> sequencer_done_{false};
   std::atomic<uint64_t> applied_seq_{0};

@@ -131,6 +131,14 @@ class AccountTable {
   // Reader, inside reader.read(): the view or nullptr.
   const AccountView* find(AccountIndex a) const;
   size_t size() const { return size_.load(std::memory_order_relaxed); }
+  // Reader, inside reader.read(): every account's view (a full scan of the table).
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const auto& e : entries_) {
+      if (e.key.load(std::memory_order_acquire) == 0) continue;
+      if (const AccountView* v = e.view.load(std::memory_order_acquire)) f(*v);
+    }
+  }
 
   // Writer: false when the table is full.
   bool publish(std::unique_ptr<AccountView> v);
