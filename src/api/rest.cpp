@@ -8,16 +8,13 @@
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/render.hpp"
 #include "tachyon/api/worker.hpp"
+#include "tachyon/core/clock.hpp"
 #include "tachyon/core/reject.hpp"
 
 namespace tachyon::api {
 
 namespace {
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t now_ns() { return realtime_ns(); }
 
 std::optional<std::string> query(std::string_view target, std::string_view key) {
   const size_t q = target.find('?');

@@ -1,6 +1,7 @@
 // Beast plumbing only: listeners, HTTP and WebSocket sessions, worker threads and wake-ups. The
 // protocol logic lives in WorkerLogic (rest.cpp, ws.cpp, ws_fanout.cpp).
 #include "tachyon/api/server.hpp"
+#include "tachyon/core/clock.hpp"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -24,11 +25,7 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
 namespace {
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t now_ns() { return realtime_ns(); }
 }  // namespace
 
 struct Worker {

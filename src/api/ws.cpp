@@ -12,15 +12,12 @@
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/render.hpp"
 #include "tachyon/api/worker.hpp"
+#include "tachyon/core/clock.hpp"
 
 namespace tachyon::api {
 
 namespace {
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t now_ns() { return realtime_ns(); }
 
 std::string ws_error(int code, std::string_view message, std::string_view id) {
   std::string s;
@@ -148,6 +145,20 @@ void WorkerLogic::push(WsConn& c, std::string frame) {
   c.send_text(std::move(frame));
 }
 
+// Removes `c` (and subscribers whose connection is gone) from a channel's list.
+void WorkerLogic::drop_subscriber(const std::string& key, const WsConn& c) {
+  auto it = subs_.find(key);
+  if (it == subs_.end()) return;
+  auto& v = it->second;
+  v.erase(std::remove_if(v.begin(), v.end(),
+                         [&](const Sub& s) {
+                           auto p = s.conn.lock();
+                           return !p || p.get() == &c;
+                         }),
+          v.end());
+  if (v.empty()) subs_.erase(it);
+}
+
 void WorkerLogic::ws_open(const std::shared_ptr<WsConn>& c) {
   c->id = (uint64_t{index_} << 48) | next_conn_id_++;
   c->last_rx_ns = now_ns();
@@ -222,18 +233,7 @@ void WorkerLogic::ws_closed(const std::shared_ptr<WsConn>& c) {
         shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce, false);
     }
   }
-  for (const auto& key : c->subs) {
-    auto it = subs_.find(key);
-    if (it == subs_.end()) continue;
-    auto& v = it->second;
-    v.erase(std::remove_if(v.begin(), v.end(),
-                           [&](const Sub& s) {
-                             auto p = s.conn.lock();
-                             return !p || p.get() == c.get();
-                           }),
-            v.end());
-    if (v.empty()) subs_.erase(it);
-  }
+  for (const auto& key : c->subs) drop_subscriber(key, *c);
   c->subs.clear();
   conns_.erase(c->id);
 }
@@ -384,17 +384,7 @@ void WorkerLogic::ws_unsubscribe(const std::shared_ptr<WsConn>& c, std::string_v
     return;
   }
   c->subs.erase(pos);
-  auto it = subs_.find(ch->key);
-  if (it != subs_.end()) {
-    auto& v = it->second;
-    v.erase(std::remove_if(v.begin(), v.end(),
-                           [&](const Sub& s) {
-                             auto p = s.conn.lock();
-                             return !p || p.get() == c.get();
-                           }),
-            v.end());
-    if (v.empty()) subs_.erase(it);
-  }
+  drop_subscriber(ch->key, *c);
   std::string s;
   JsonWriter w(s);
   w.obj().kv_s("type", "unsubscribed").kv_s("channel", ch->frame).end_obj();

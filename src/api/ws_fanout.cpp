@@ -7,15 +7,12 @@
 
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/worker.hpp"
+#include "tachyon/core/clock.hpp"
 
 namespace tachyon::api {
 
 namespace {
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t now_ns() { return realtime_ns(); }
 
 // Levels that differ between two sides kept best first; removed ones with size 0.
 void diff_side(const std::vector<pipe::PriceLevel>& old_lv,

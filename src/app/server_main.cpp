@@ -27,6 +27,7 @@
 #include "support/random_stream.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/server.hpp"
+#include "tachyon/core/clock.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 #include "tachyon/store/commit.hpp"
 #include "tachyon/store/snapshot.hpp"
@@ -34,12 +35,6 @@
 using namespace tachyon;
 
 namespace {
-
-int64_t realtime_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // sd_notify without libsystemd: one datagram to $NOTIFY_SOCKET.
 void sd_notify(const char* msg) {

@@ -3,16 +3,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include "tachyon/core/clock.hpp"
 #include "tachyon/pipe/placement.hpp"
 
 namespace tachyon::pipe {
 
 namespace {
-int64_t realtime_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 // Position of a price in a side kept best first.
 size_t level_pos(const std::vector<PriceLevel>& v, bool is_ask, Ticks price) {
   return static_cast<size_t>(std::lower_bound(v.begin(), v.end(), price,

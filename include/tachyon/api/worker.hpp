@@ -173,6 +173,7 @@ class WorkerLogic {
   void ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std::string_view data,
                                std::string_view id);
   void push(WsConn& c, std::string frame);
+  void drop_subscriber(const std::string& key, const WsConn& c);
   void fan_out();
   void fan_out_books();
   void resync_all();
