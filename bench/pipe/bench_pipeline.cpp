@@ -84,6 +84,7 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
     if (got_at_warm == 0 && got >= n / 4) {
       got_at_warm = got;
       allocs_at_warm = tachyon::bench::alloc_count();
+      if (std::getenv("TACHYON_ALLOC_TRAP") != nullptr) tachyon::bench::arm_alloc_trap(3);
     }
     // Like an api worker in epoll: sleep until a result arrives or the next submit is due.
     if (n_got == 0) {

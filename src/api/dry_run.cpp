@@ -87,7 +87,9 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
                         v->params.min_imf, v->params.mmf};
   };
   auto has_order = [&](MarketId m, uint64_t index) {
-    return std::any_of(a.orders.begin(), a.orders.end(), [&](const pipe::OrderView& o) {
+    if (!a.orders_current) return true;  // the list lags (a busy account): the sequencer decides
+    const auto& list = a.order_list();
+    return std::any_of(list.begin(), list.end(), [&](const pipe::OrderView& o) {
       return o.o.market == m &&
              (index >= kFirstOrderIndex ? o.o.order_index == index
                                         : o.o.client_order_index == index && index != 0);
@@ -101,7 +103,8 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
       if (Reject r = check_market_status(m->params.status, o.tif, o.reduce_only); r != Reject::kOk)
         return r;
       if (Reject r = check_order_shape(o, now_ms); r != Reject::kOk) return r;
-      if (o.client_order_index != 0 && has_order(o.market, o.client_order_index))
+      if (o.client_order_index != 0 && a.orders_current &&
+          has_order(o.market, o.client_order_index))
         return Reject::kClientOrderIndexExists;
       const OrderMarket om{m->params, m->mark_price, m->quote_multiplier};
       if (Reject r = check_order_amounts(o, om); r != Reject::kOk) return r;

@@ -253,7 +253,7 @@ void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup
   l1 += to_hex(a.l1_address.data(), a.l1_address.size());
   w.kv_s("l1_address", l1);
   w.kv_i("account_trading_mode", 0).kv_i("status", 1).kv_i("cancel_all_time", 0);
-  w.kv_i("total_order_count", a.orders.size()).kv_i("pending_order_count", 0);
+  w.kv_i("total_order_count", a.open_order_count).kv_i("pending_order_count", 0);
   w.key("collateral").dec(a.collateral, kUsdc).key("available_balance").dec(f.available, kUsdc);
   w.key("total_asset_value").dec(f.tav, kUsdc).key("cross_asset_value").dec(f.tav, kUsdc);
   w.key("cross_initial_margin_requirement").dec(f.imr, kUsdc);

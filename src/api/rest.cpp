@@ -459,7 +459,7 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
         const AccountFigures f = account_figures(a, market_lookup);
         w.obj().kv_i("code", 0).kv_i("account_type", a.master == a.index ? 0 : 1);
         w.kv_i("index", a.index).kv_s("l1_address", *l1).kv_i("cancel_all_time", 0);
-        w.kv_i("total_order_count", a.orders.size())
+        w.kv_i("total_order_count", a.open_order_count)
             .kv_i("pending_order_count", 0)
             .kv_i("status", 1);
         w.key("collateral")

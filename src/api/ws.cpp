@@ -594,7 +594,7 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
     } else if (kind == "account_all_orders" || kind == "account_orders") {
       std::map<MarketId, std::vector<const pipe::OrderView*>> by;
       std::vector<pipe::OrderView> open;
-      const auto& list = snapshot || changed == nullptr ? v->orders : *changed;
+      const auto& list = snapshot || changed == nullptr ? v->order_list() : *changed;
       for (const auto& o : list)
         if (only == kAllMarkets || o.o.market == only) by[o.o.market].push_back(&o);
       w.key("orders").obj();
@@ -621,7 +621,7 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
       w.key("funding_histories").obj().end_obj().key("shares").arr().end_arr();
       const AccountFigures f = account_figures(*v, markets);
       w.key("collateral").dec(v->collateral, 6).key("available_balance").dec(f.available, 6);
-      w.kv_i("total_order_count", v->orders.size()).kv_i("daily_trades_count", v->trade_count);
+      w.kv_i("total_order_count", v->open_order_count).kv_i("daily_trades_count", v->trade_count);
     }
   });
   stamp(w, ts);

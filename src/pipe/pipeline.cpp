@@ -358,15 +358,19 @@ void Pipeline::apply_loop() {
       publish_changed();
       read_.publish(now, false);
       apply_batches_.fetch_add(1, std::memory_order_relaxed);
-    } else if (read_.history_dirty()) {
-      read_.publish(now, true);  // idle: nothing more is coming soon, show the history now
+    } else if (read_.history_dirty() || read_.orders_pending()) {
+      // idle: the history now; held-back order lists when their interval is due
+      read_.publish(now, true);
     }
     for (auto& b : books_) b->collect();
     const size_t routed = release_results();
     if ((n > 0 || routed > 0) && notify_) notify_();
     if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
         apply_ring_->size_approx() == 0) {
-      if (pending_.empty()) break;
+      if (pending_.empty()) {
+        read_.publish(realtime_ns(), true, true);  // the last state, order lists included
+        break;
+      }
       if (journal_ != nullptr) journal_->wait_durable(pending_.back().r.seq);
       continue;
     }

@@ -288,6 +288,7 @@ void ReadSide::on_order(const StateUpdate& u) {
       it->second.updated_ns = u.time_ns;
     }
   }
+  s.orders_dirty = true;
   s.view.engine_ts_ns = u.time_ns;
   touch(s);
 }
@@ -298,14 +299,15 @@ void ReadSide::refresh_daily(MarketState& m) {
   v.daily_base = v.daily_quote = 0;
   v.daily_trades = 0;
   const int64_t now_ms = v.engine_ts_ns / 1'000'000;
-  bool first = true;
-  for (const Candle& c : m.candles[4]) {  // hourly
-    if (c.start_ms + 3'600'000 <= now_ms - 86'400'000) continue;
-    if (first) {
+  const auto& hours = m.candles[4];
+  size_t first = hours.size();  // the hourly candles of the last 24 h: at most 25, from the back
+  while (first > 0 && hours[first - 1].start_ms + 3'600'000 > now_ms - 86'400'000) --first;
+  for (size_t i = first; i < hours.size(); ++i) {
+    const Candle& c = hours[i];
+    if (i == first) {
       v.daily_open = c.open;
       v.daily_high = c.high;
       v.daily_low = c.low;
-      first = false;
     }
     v.daily_high = std::max(v.daily_high, c.high);
     v.daily_low = std::min(v.daily_low, c.low);
@@ -315,7 +317,14 @@ void ReadSide::refresh_daily(MarketState& m) {
   }
 }
 
-void ReadSide::publish_account(AccountState& s) {
+bool ReadSide::orders_due(const AccountState& s, int64_t now_ns) const {
+  if (s.orders.size() <= cfg_.orders_rebuild_every_batch) return true;
+  const int64_t interval = std::max(cfg_.orders_interval_ns, static_cast<int64_t>(s.orders.size()) *
+                                                                 cfg_.orders_interval_per_order_ns);
+  return now_ns - s.orders_built_ns >= interval;
+}
+
+void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   std::unique_ptr<AccountView> v = accounts_.take_spare();
   if (!v) v = std::make_unique<AccountView>();
   ++s.view.version;
@@ -325,11 +334,27 @@ void ReadSide::publish_account(AccountState& s) {
   v->collateral = s.view.collateral;
   v->positions.assign(s.view.positions.begin(), s.view.positions.end());
   v->keys.assign(s.view.keys.begin(), s.view.keys.end());
-  v->orders.clear();
-  for (const auto& [id, o] : s.orders) v->orders.push_back(o);
-  std::sort(v->orders.begin(), v->orders.end(), [](const OrderView& a, const OrderView& b) {
-    return a.o.order_index < b.o.order_index;
-  });
+  const bool small = s.orders.size() <= cfg_.orders_rebuild_every_batch;
+  if (s.orders_dirty && (force || orders_due(s, now_ns)) && !small) {
+    auto list = std::make_shared<std::vector<OrderView>>();
+    list->reserve(s.orders.size());
+    for (const auto& [id, o] : s.orders) list->push_back(o);  // index order already
+    s.orders_list = std::move(list);
+    s.orders_dirty = false;
+    s.orders_built_ns = now_ns;
+  } else if (small) {  // copied into the view every publish: cheap, and no allocation
+    s.orders_list.reset();
+    s.orders_dirty = false;
+  } else if (s.orders_dirty && std::find(orders_pending_.begin(), orders_pending_.end(), &s) ==
+                                   orders_pending_.end()) {
+    orders_pending_.push_back(&s);
+  }
+  v->orders = s.orders_list;
+  v->small_orders.clear();
+  if (!s.orders_list)
+    for (const auto& [id, o] : s.orders) v->small_orders.push_back(o);
+  v->orders_current = !s.orders_dirty;
+  v->open_order_count = static_cast<uint32_t>(s.orders.size());
   v->trades.clear();
   for (size_t i = 0; i < s.trades.size(); ++i)
     v->trades.push_back(s.trades[(s.trade_head + i) % s.trades.size()]);
@@ -350,7 +375,7 @@ void ReadSide::publish_history(MarketState& m) {
   histories_[m.view.id]->publish(std::move(h));
 }
 
-void ReadSide::publish(int64_t now_ns, bool force_history) {
+void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
   for (MarketId id : markets_changed_) {
     MarketState& m = mstate_[id];
     m.changed = false;
@@ -362,9 +387,19 @@ void ReadSide::publish(int64_t now_ns, bool force_history) {
     markets_[id]->publish(std::move(v));
   }
   markets_changed_.clear();
+  // Order lists held back: republish those accounts once due (or forced); the rest keep waiting.
+  size_t keep = 0;
+  for (AccountState* s : orders_pending_) {
+    if (force_orders || orders_due(*s, now_ns)) {
+      touch(*s);
+    } else {
+      orders_pending_[keep++] = s;
+    }
+  }
+  orders_pending_.resize(keep);
   for (AccountState* s : accounts_changed_) {
     s->changed = false;
-    publish_account(*s);
+    publish_account(*s, now_ns, force_orders);
   }
   accounts_changed_.clear();
   if (!history_changed_.empty() &&

@@ -78,7 +78,9 @@ void expect_views_match(const Engine& e, ReadSide& rs, bool all) {
       std::vector<decltype(order_of(e.orders()[0]))> want, got;
       for (uint32_t s = a.order_head; s != kNoSlot; s = e.orders()[s].acct_next)
         want.push_back(order_of(e.orders()[s]));
-      for (const pipe::OrderView& o : v->orders) got.push_back(order_of(o.o));
+      EXPECT_TRUE(v->orders_current);
+      EXPECT_EQ(v->open_order_count, want.size());
+      for (const pipe::OrderView& o : v->order_list()) got.push_back(order_of(o.o));
       std::sort(want.begin(), want.end());
       EXPECT_EQ(got, want);  // the view lists them by order index
     });

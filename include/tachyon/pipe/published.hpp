@@ -97,6 +97,7 @@ class Published {
 
   // Writer: frees (or recycles) what no reader can still hold. Returns how many objects wait.
   size_t collect() {
+    if (retired_.empty()) return 0;  // the common case: nothing waits, no slot to scan
     uint64_t min_active = UINT64_MAX;
     for (auto& s : slots_) {
       const uint64_t e = s.epoch.load(std::memory_order_seq_cst);

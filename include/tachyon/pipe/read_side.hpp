@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include <absl/container/btree_map.h>
 #include <absl/container/flat_hash_map.h>
 
 #include "tachyon/engine/engine.hpp"
@@ -100,13 +101,21 @@ struct AccountView {
   std::array<uint8_t, 20> l1_address{};
   Usdc collateral = 0;
   std::vector<PositionView> positions;  // by market
-  std::vector<OrderView> orders;        // open orders, oldest first
-  std::vector<KeyView> keys;            // by index
-  std::vector<TradeRecord> trades;      // the last kAccountTrades, oldest first
+  // Open orders, oldest first, shared between views: the list is rebuilt only when it changed,
+  // and for an account with many orders at most every orders_interval (orders_current tells
+  // whether it is this view's state; open_order_count always is).
+  // Small lists live in the view itself (a recycled view keeps the capacity: no allocation).
+  std::shared_ptr<const std::vector<OrderView>> orders;
+  std::vector<OrderView> small_orders;
+  bool orders_current = true;
+  uint32_t open_order_count = 0;
+  std::vector<KeyView> keys;        // by index
+  std::vector<TradeRecord> trades;  // the last kAccountTrades, oldest first
   uint64_t trade_count = 0;
   int64_t engine_ts_ns = 0;
   uint64_t version = 0;
 
+  const std::vector<OrderView>& order_list() const { return orders ? *orders : small_orders; }
   const KeyView* key(uint8_t i) const {
     for (const auto& k : keys)
       if (k.index == i) return &k;
@@ -163,11 +172,76 @@ class AccountTable {
   std::vector<AccountView*> spare_;
 };
 
+// Keeps freed blocks per size on the thread that frees them and hands them out again, so a
+// node-based container churning on one thread (the apply thread's order lists) stops calling
+// the heap once it has grown. Cached blocks are returned to the heap when the thread ends.
+class BlockCache {
+ public:
+  static void* get(size_t bytes) {
+    auto& lists = pools().lists;
+    for (auto& l : lists) {
+      if (l.bytes == bytes && !l.free.empty()) {
+        void* p = l.free.back();
+        l.free.pop_back();
+        return p;
+      }
+    }
+    return ::operator new(bytes);
+  }
+  static void put(void* p, size_t bytes) {
+    auto& lists = pools().lists;
+    for (auto& l : lists) {
+      if (l.bytes == bytes) {
+        l.free.push_back(p);
+        return;
+      }
+    }
+    lists.push_back(List{bytes, {p}});
+  }
+
+ private:
+  struct List {
+    size_t bytes;
+    std::vector<void*> free;
+  };
+  struct Pools {
+    std::vector<List> lists;
+    ~Pools() {
+      for (auto& l : lists)
+        for (void* p : l.free) ::operator delete(p);
+    }
+  };
+  static Pools& pools() {
+    thread_local Pools p;
+    return p;
+  }
+};
+
+template <typename T>
+struct CachedAllocator {
+  using value_type = T;
+  CachedAllocator() = default;
+  template <typename U>
+  CachedAllocator(const CachedAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(BlockCache::get(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { BlockCache::put(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const CachedAllocator<U>&) const {
+    return true;
+  }
+};
+
 struct ReadSideConfig {
   size_t max_readers = 16;
   size_t account_capacity = 1 << 20;  // power of 2; at most ~70% used
   size_t log_capacity = 1 << 16;      // updates kept for WS fan-out (power of 2)
   int64_t history_interval_ns = 20'000'000;
+  // An account with more open orders than this rebuilds its list at most every
+  // max(orders_interval, open orders x orders_interval_per_order): the copy stays ~1% of the
+  // apply thread however large the account.
+  size_t orders_rebuild_every_batch = 64;
+  int64_t orders_interval_ns = 10'000'000;
+  int64_t orders_interval_per_order_ns = 2'000;
 };
 
 // Written by the apply thread only; read by anyone through the accessors.
@@ -186,9 +260,12 @@ class ReadSide {
   void seed(const Engine& e, int64_t now_ns);
   // apply thread
   void apply(const StateUpdate& u);
-  // Publishes what changed since the last call; history only when due (or `force`).
-  void publish(int64_t now_ns, bool force_history);
+  // Publishes what changed since the last call; history and held-back order lists only when due,
+  // or at once with `force_history` / `force_orders` (an idle apply thread; the last publish).
+  void publish(int64_t now_ns, bool force_history, bool force_orders = false);
   bool history_dirty() const { return !history_changed_.empty(); }
+  // Order lists held back by their interval (published when due, or forced).
+  bool orders_pending() const { return !orders_pending_.empty(); }
 
   // readers
   Published<MarketView>& market(MarketId m) { return *markets_[m]; }
@@ -211,17 +288,24 @@ class ReadSide {
   };
   struct AccountState {
     AccountView view;  // orders / trades kept in the containers below while writing
-    absl::flat_hash_map<OrderIndex, OrderView> orders;
+    // In index order (a rebuild is a copy); nodes recycled on the apply thread.
+    absl::btree_map<OrderIndex, OrderView, std::less<OrderIndex>,
+                    CachedAllocator<std::pair<const OrderIndex, OrderView>>>
+        orders;
     std::vector<TradeRecord> trades;  // ring of kAccountTrades
     size_t trade_head = 0;
     bool changed = false;
+    bool orders_dirty = false;
+    int64_t orders_built_ns = 0;
+    std::shared_ptr<const std::vector<OrderView>> orders_list;
   };
   AccountState& account(AccountIndex a);
   void touch(AccountState& s);
   void touch(MarketState& m);
   void on_trade(const StateUpdate& u);
   void on_order(const StateUpdate& u);
-  void publish_account(AccountState& s);
+  void publish_account(AccountState& s, int64_t now_ns, bool force);
+  bool orders_due(const AccountState& s, int64_t now_ns) const;
   void publish_history(MarketState& m);
   void refresh_daily(MarketState& m);
 
@@ -232,6 +316,7 @@ class ReadSide {
   AccountTable accounts_;
   absl::flat_hash_map<AccountIndex, std::unique_ptr<AccountState>> astate_;
   std::vector<AccountState*> accounts_changed_;
+  std::vector<AccountState*> orders_pending_;  // order lists held back by the interval
   std::vector<MarketId> markets_changed_, history_changed_;
   BroadcastLog<StateUpdate> log_;
   std::vector<std::unique_ptr<BroadcastLog<TradeRecord>>> trade_logs_;  // per market
