@@ -213,33 +213,34 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
     if (!query_int(req.target, "market_id", m) || m < 0 || m >= kMaxMarkets)
       return error_reply(400, 21602, "market_id is required");
     if (query(req.target, "limit") &&
-        (!query_int(req.target, "limit", limit) || limit < 1 || limit > 250))
-      return error_reply(400, 21501, "limit must be 1..250");
+        (!query_int(req.target, "limit", limit) || limit < 1 || limit > 100))
+      return error_reply(400, 21501, "limit must be 1..100");
     const auto mv = dry_.market(static_cast<MarketId>(m));
     if (!mv) return error_reply(400, 21602, "no such market");
     auto& rd = book_readers_[m];
     if (!rd) rd.emplace(pipe_.book(static_cast<MarketId>(m)).reader());
     rd->read([&](const pipe::BookSnapshot* s) {
       const int pd = mv->params.price_decimals, sd = mv->params.size_decimals;
-      auto side = [&](const std::vector<pipe::PriceLevel>& lv, bool ask) {
-        w.key(ask ? "total_asks" : "total_bids").i64(std::min<int64_t>(lv.size(), limit));
+      // One row per order, in priority order (price, then time), at most 100 a side.
+      auto side = [&](const std::vector<pipe::BookOrder>& os, bool ask) {
+        const size_t n = std::min<size_t>(os.size(), static_cast<size_t>(limit));
+        w.key(ask ? "total_asks" : "total_bids").i64(static_cast<int64_t>(n));
         w.key(ask ? "asks" : "bids").arr();
-        for (size_t i = 0; i < lv.size() && i < static_cast<size_t>(limit); ++i) {
-          // One row per price level: tachyon aggregates the level's orders (API.md).
+        for (size_t i = 0; i < n; ++i) {
+          const pipe::BookOrder& o = os[i];
           w.obj()
-              .key("price")
-              .dec(lv[i].price, pd)
-              .key("remaining_base_amount")
-              .dec(lv[i].size, sd);
-          w.key("initial_base_amount").dec(lv[i].size, sd).kv_i("orders", lv[i].orders);
-          w.kv_b("is_ask", ask).end_obj();
+              .kv_i("order_index", o.order_index)
+              .kv_s("order_id", std::to_string(o.order_index));
+          w.kv_i("owner_account_index", o.owner).key("initial_base_amount").dec(o.initial, sd);
+          w.key("remaining_base_amount").dec(o.remaining, sd).key("price").dec(o.price, pd);
+          w.kv_i("order_expiry", o.expiry_ms).kv_b("is_ask", ask).end_obj();
         }
         w.end_arr();
       };
       w.obj().kv_i("code", 200);
-      static const std::vector<pipe::PriceLevel> none;
-      side(s ? s->asks : none, true);
-      side(s ? s->bids : none, false);
+      static const std::vector<pipe::BookOrder> none;
+      side(s ? s->ask_orders : none, true);
+      side(s ? s->bid_orders : none, false);
       w.kv_i("nonce", s ? s->nonce : 0).end_obj();
     });
     return r;

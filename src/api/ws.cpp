@@ -366,7 +366,7 @@ void WorkerLogic::ws_subscribe(const std::shared_ptr<WsConn>& c, std::string_vie
     std::string s;
     JsonWriter w(s);
     w.obj().kv_s("channel", "height").kv_s("type", "subscribed/height");
-    w.kv_i("height", pipe_.applied_seq());
+    w.kv_i("height", height());
     stamp(w, 0);
     w.end_obj();
     push(*c, std::move(s));

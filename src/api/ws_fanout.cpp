@@ -49,6 +49,25 @@ bool WorkerLogic::refresh_book(MarketId m) {
   });
 }
 
+void WorkerLogic::fan_out_height() {
+  auto it = subs_.find("height");
+  if (it == subs_.end()) return;
+  const uint64_t h = height();
+  if (h == last_height_) return;
+  last_height_ = h;
+  for (auto& s : it->second) {
+    auto c = s.conn.lock();
+    if (!c) continue;
+    std::string f;
+    JsonWriter w(f);
+    const int64_t now = now_ns();
+    w.obj().kv_s("channel", "height").kv_i("height", h).kv_i("timestamp", now / 1'000'000);
+    w.kv_i("engine_ts_us", now / 1000).kv_i("sent_ts_us", now / 1000);
+    w.kv_s("type", "update/height").end_obj();
+    push(*c, std::move(f));
+  }
+}
+
 void WorkerLogic::on_wake() {
   pipe_.poll_results(index_, [&](const pipe::Result& r) {
     auto it = pending_.find(r.cookie);
@@ -59,6 +78,7 @@ void WorkerLogic::on_wake() {
   });
   fan_out();
   fan_out_books();
+  fan_out_height();
 }
 
 void WorkerLogic::fan_out() {
@@ -115,9 +135,12 @@ void WorkerLogic::fan_out() {
     for (auto& s : it->second)
       if (auto c = s.conn.lock()) f(*c);
   };
-  for (auto& [m, list] : trades)
+  for (auto& kv : trades) {  // (clang 14 cannot capture structured bindings)
+    const MarketId m = kv.first;
+    const auto& list = kv.second;
     each("trade/" + std::to_string(m),
          [&](WsConn& c) { push(c, trades_frame(c, m, list, false)); });
+  }
   if (!markets.empty()) {
     for (MarketId m : markets)
       each("market_stats/" + std::to_string(m),
@@ -153,6 +176,10 @@ void WorkerLogic::fan_out() {
         });
     }
   }
+}
+
+uint64_t WorkerLogic::height() const {
+  return shared_.current_height ? shared_.current_height() : pipe_.applied_seq();
 }
 
 void WorkerLogic::fan_out_books() {

@@ -76,8 +76,16 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
         const Level& l = mk->book.level(side, i);
         for (uint32_t s = l.head; s != kNoSlot; s = engine_->orders()[s].next) {
           const Order& o = engine_->orders()[s];
-          resting_.emplace(o.order_index, Resting{o.market, o.is_ask != 0, o.price, o.remaining});
-          level_add(o.market, side, o.price, o.remaining, 1);
+          OrderUpdate ou{};
+          ou.order_index = o.order_index;
+          ou.account = o.account;
+          ou.price = o.price;
+          ou.remaining = o.remaining;
+          ou.initial = o.initial;
+          ou.expiry_ms = o.expiry_ms;
+          ou.market = o.market;
+          ou.is_ask = o.is_ask;
+          rest_order(ou);
         }
       }
     }
@@ -200,15 +208,23 @@ void Pipeline::level_add(MarketId m, bool is_ask, Ticks price, Lots size, int or
   }
 }
 
+// A new resting order (or one re-placed by a modify): it joins the back of its price.
+void Pipeline::rest_order(const OrderUpdate& o) {
+  const Resting r{o.market,  o.is_ask != 0, o.price,     o.remaining,
+                  o.initial, o.account,     o.expiry_ms, ++arrival_};
+  resting_[o.order_index] = r;
+  caches_[o.market].queue.emplace(QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
+                                  o.order_index);
+  level_add(o.market, o.is_ask, o.price, o.remaining, 1);
+}
+
 void Pipeline::apply(const ApplyItem& it) {
   const StateUpdate& u = it.u;
   read_.apply(u);
   switch (u.type) {
     case UpdateType::kOrderAdded: {
-      const OrderUpdate& o = u.order;
-      resting_[o.order_index] = Resting{o.market, o.is_ask != 0, o.price, o.remaining};
-      level_add(o.market, o.is_ask, o.price, o.remaining, 1);
-      caches_[o.market].engine_ts_ns = u.time_ns;
+      rest_order(u.order);
+      caches_[u.order.market].engine_ts_ns = u.time_ns;
       break;
     }
     case UpdateType::kOrderReduced:
@@ -221,6 +237,8 @@ void Pipeline::apply(const ApplyItem& it) {
                 u.type == UpdateType::kOrderRemoved ? -1 : 0);
       caches_[r->second.market].engine_ts_ns = u.time_ns;
       if (u.type == UpdateType::kOrderRemoved) {
+        const Resting& x = r->second;
+        caches_[x.market].queue.erase(QueueKey{x.is_ask, x.is_ask ? x.price : -x.price, x.arrival});
         resting_.erase(r);
       } else {
         r->second.remaining = u.order.remaining;
@@ -259,6 +277,18 @@ void Pipeline::publish_changed() {
     s->engine_ts_ns = c.engine_ts_ns;
     s->bids.assign(c.bids.levels.begin(), c.bids.levels.end());
     s->asks.assign(c.asks.levels.begin(), c.asks.levels.end());
+    s->bid_orders.clear();
+    s->ask_orders.clear();
+    auto take = [&](auto it, bool is_ask, std::vector<BookOrder>& out) {
+      for (; it != c.queue.end() && (it->first.is_ask != 0) == is_ask &&
+             out.size() < BookSnapshot::kTopOrders;
+           ++it) {
+        const Resting& x = resting_.find(it->second)->second;
+        out.push_back(BookOrder{it->second, x.owner, x.price, x.remaining, x.initial, x.expiry_ms});
+      }
+    };
+    take(c.queue.begin(), false, s->bid_orders);  // bids sort first, then asks
+    take(c.queue.lower_bound(QueueKey{1, INT64_MIN, 0}), true, s->ask_orders);
     record_delta(m, s->begin_nonce, s->nonce);
     books_[m]->publish(std::move(s));
     snapshots_.fetch_add(1, std::memory_order_relaxed);

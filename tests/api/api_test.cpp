@@ -69,7 +69,11 @@ TEST(Api, rest_reads_equal_the_state_built_with_signed_txs) {
   // the book, per level, best first
   auto book = parse(p, s.get("/api/v1/orderBookOrders?market_id=0&limit=10").body);
   std::vector<std::pair<std::string, std::string>> asks, bids;
-  for (auto l : book["asks"]) asks.emplace_back(str(l, "price"), str(l, "remaining_base_amount"));
+  for (auto l : book["asks"]) {  // one row per order: here one order per level
+    asks.emplace_back(str(l, "price"), str(l, "remaining_base_amount"));
+    EXPECT_EQ(num(l, "owner_account_index"), 3);
+    EXPECT_GE(num(l, "order_index"), int64_t{1} << 48);
+  }
   for (auto l : book["bids"]) bids.emplace_back(str(l, "price"), str(l, "remaining_base_amount"));
   using V = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(asks, (V{{"3010.00", "0.6000"}, {"3020.00", "2.0000"}}));

@@ -210,8 +210,11 @@ async def main(a):
 
     def book_matches():
         r = http_json(f"{a.http}/api/v1/orderBookOrders?market_id={MARKET}&limit=100")
-        for side in ("bids", "asks"):
-            rest[side] = level_set(r[side], "remaining_base_amount")
+        for side in ("bids", "asks"):  # REST rows are orders: sum them per price level
+            levels = {}
+            for row in r[side]:
+                levels[row["price"]] = levels.get(row["price"], Decimal(0)) + Decimal(row["remaining_base_amount"])
+            rest[side] = {(px, f"{sz:.4f}") for px, sz in levels.items() if sz != 0}
         local = client.order_book_states[str(MARKET)]
         return client.counts.get("update/order_book") and all(
             rest[s] == level_set(local[s], "size") for s in ("bids", "asks"))

@@ -176,6 +176,7 @@ class WorkerLogic {
   void drop_subscriber(const std::string& key, const WsConn& c);
   void fan_out();
   void fan_out_books();
+  void fan_out_height();
   void resync_all();
 
   // frames
@@ -207,6 +208,8 @@ class WorkerLogic {
   absl::flat_hash_map<uint64_t, std::weak_ptr<WsConn>> conns_;
   int64_t last_stats_push_ns_ = 0;
   int64_t last_ping_ns_ = 0;
+  uint64_t last_height_ = 0;
+  uint64_t height() const;  // the newest committed block (the applied seq without a committer)
 };
 
 }  // namespace tachyon::api

@@ -15,6 +15,16 @@ struct PriceLevel {
   uint32_t orders;
 };
 
+// A resting order as the book shows it (orderBookOrders).
+struct BookOrder {
+  OrderIndex order_index;
+  AccountIndex owner;
+  Ticks price;
+  Lots remaining;
+  Lots initial;
+  int64_t expiry_ms;
+};
+
 struct BookSnapshot {
   MarketId market = 0;
   uint64_t nonce = 0;            // increases with every published change (WS `nonce`)
@@ -22,6 +32,9 @@ struct BookSnapshot {
   int64_t engine_ts_ns = 0;      // when the sequencer executed the last change in it
   std::vector<PriceLevel> bids;  // best (highest) first
   std::vector<PriceLevel> asks;  // best (lowest) first
+  static constexpr size_t kTopOrders = 100;
+  std::vector<BookOrder> bid_orders;  // the first kTopOrders in priority (price, then time)
+  std::vector<BookOrder> ask_orders;
 
   const PriceLevel* best_bid() const { return bids.empty() ? nullptr : &bids.front(); }
   const PriceLevel* best_ask() const { return asks.empty() ? nullptr : &asks.front(); }

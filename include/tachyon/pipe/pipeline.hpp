@@ -117,8 +117,22 @@ class Pipeline {
   struct Side {
     std::vector<PriceLevel> levels;  // best first
   };
+  // A resting order's place in its book: side, price (best first), then arrival.
+  struct QueueKey {
+    uint8_t is_ask;
+    Ticks rank;  // asks: price; bids: -price
+    uint64_t arrival;
+    bool operator<(const QueueKey& o) const {
+      if (is_ask != o.is_ask) return is_ask < o.is_ask;
+      if (rank != o.rank) return rank < o.rank;
+      return arrival < o.arrival;
+    }
+  };
   struct BookCache {
     Side bids, asks;
+    absl::btree_map<QueueKey, OrderIndex, std::less<QueueKey>,
+                    CachedAllocator<std::pair<const QueueKey, OrderIndex>>>
+        queue;                                       // every resting order, in priority order
     std::vector<std::pair<uint8_t, Ticks>> touched;  // levels changed since the last publish
     uint64_t nonce = 0;
     int64_t engine_ts_ns = 0;
@@ -129,7 +143,12 @@ class Pipeline {
     bool is_ask;
     Ticks price;
     Lots remaining;
+    Lots initial;
+    AccountIndex owner;
+    int64_t expiry_ms;
+    uint64_t arrival;
   };
+  void rest_order(const OrderUpdate& o);
   struct Pending {
     uint32_t worker;
     Result r;
@@ -166,6 +185,7 @@ class Pipeline {
   ReadSide read_;
   std::function<void()> notify_;
   absl::flat_hash_map<OrderIndex, Resting> resting_;
+  uint64_t arrival_ = 0;
   // Results waiting for durability, oldest first: a ring that grows only when more txs than ever
   // before wait on the journal at once (a deque would allocate and free blocks continuously).
   class PendingQueue {

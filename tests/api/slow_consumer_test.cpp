@@ -1,0 +1,87 @@
+// The slow-consumer policy of a WebSocket connection (API.md "Bad input"): the first time its
+// send queue is over the bound, what is queued is dropped and it gets one fresh snapshot of each
+// book it follows; the second time it is closed. Driven through WorkerLogic on a real pipeline's
+// read side, with a connection whose queue depth the test sets.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tachyon/api/worker.hpp"
+
+namespace tachyon::testing {
+namespace {
+
+class Conn final : public api::WsConn {
+ public:
+  void send_text(std::string frame) override { frames.push_back(std::move(frame)); }
+  void close_conn(std::string_view why) override { closed = std::string(why); }
+  size_t queued_bytes() const override { return queued; }
+  void clear_queue() override {
+    queued = 0;
+    ++cleared;
+  }
+  std::vector<std::string> frames;
+  std::string closed;
+  size_t queued = 0;
+  int cleared = 0;
+};
+
+std::unique_ptr<Engine> engine_with_a_market() {
+  auto e = std::make_unique<Engine>(EngineConfig{.max_orders = 1024, .expected_accounts = 16});
+  Tx tx;
+  tx.h.type = TxType::kCreateMarket;
+  tx.h.seq = 1;
+  tx.create_market.market = 0;
+  MarketParams& p = tx.create_market.params;
+  std::memcpy(p.symbol.data(), "ETH", 3);
+  p.size_decimals = 4;
+  p.price_decimals = 2;
+  p.default_imf = 500;
+  p.min_imf = 200;
+  p.mmf = 120;
+  p.cmf = 80;
+  p.price_band = 500;
+  p.market_protection = 500;
+  p.min_base_lots = 1;
+  p.max_orders_per_account = 100;
+  p.max_orders = 1000;
+  tx.create_market.index_price = 300000;
+  NullSink sink;
+  EXPECT_EQ(e->execute(tx, sink).reject, Reject::kOk);
+  return e;
+}
+
+TEST(SlowConsumer, one_resync_snapshot_then_close) {
+  pipe::PipelineConfig pc;
+  pc.workers = 1;
+  pipe::Pipeline pipeline(pc, engine_with_a_market(), nullptr, nullptr);
+  api::ApiConfig ac;
+  ac.ws_queue_bytes = 4096;
+  api::ApiShared shared(ac);
+  api::WorkerLogic logic(shared, pipeline, 0);
+  auto c = std::make_shared<Conn>();
+  c->ip = "127.0.0.1";
+  logic.ws_open(c);
+  logic.ws_message(c, R"({"type":"subscribe","channel":"order_book/0"})");
+  ASSERT_EQ(c->frames.size(), 2u);  // connected, subscribed/order_book
+  EXPECT_NE(c->frames[1].find("subscribed/order_book"), std::string::npos);
+  // within the bound: frames go out as usual
+  c->queued = 1000;
+  logic.ws_message(c, R"({"type":"ping"})");
+  EXPECT_EQ(c->frames.back(), R"({"type":"pong"})");
+  EXPECT_EQ(c->cleared, 0);
+  // over it: the queue is dropped, one fresh snapshot instead of the frame
+  c->queued = 1'000'000;
+  logic.ws_message(c, R"({"type":"ping"})");
+  EXPECT_EQ(c->cleared, 1);
+  EXPECT_NE(c->frames.back().find("subscribed/order_book"), std::string::npos) << c->frames.back();
+  EXPECT_TRUE(c->closed.empty());
+  // over it again: closed, with the reason
+  c->queued = 1'000'000;
+  logic.ws_message(c, R"({"type":"ping"})");
+  EXPECT_NE(c->closed.find("slow consumer"), std::string::npos) << c->closed;
+  logic.ws_closed(c);
+}
+
+}  // namespace
+}  // namespace tachyon::testing
