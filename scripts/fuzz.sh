@@ -11,8 +11,11 @@ mkdir -p build/fuzz/artifacts
 for t in fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load fuzz_tx_info fuzz_ws_message; do
   mkdir -p "build/fuzz/corpus/$t"
   echo "== $t for ${secs}s"
+  # The corpus grows in build/fuzz/corpus/$t; fuzz/seeds/$t (if any) gives it a start.
+  seeds=""
+  [ -d "fuzz/seeds/$t" ] && seeds="fuzz/seeds/$t"
   if ! "build/fuzz/fuzz/$t" -max_total_time="$secs" -artifact_prefix=build/fuzz/artifacts/ \
-      -print_final_stats=1 "build/fuzz/corpus/$t" >"build/fuzz/$t.log" 2>&1; then
+      -print_final_stats=1 "build/fuzz/corpus/$t" $seeds >"build/fuzz/$t.log" 2>&1; then
     tail -40 "build/fuzz/$t.log"
     echo "fuzzer $t found a failure (input in build/fuzz/artifacts/)"
     exit 1

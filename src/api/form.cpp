@@ -103,7 +103,12 @@ bool parse_form(std::string_view ct, std::string_view body, FormFields& out, std
         return false;
       }
       std::string_view raw;
-      if (v.type() == simdjson::ondemand::json_type::string) {
+      simdjson::ondemand::json_type t;
+      if (v.type().get(t)) {
+        error = "malformed JSON body";
+        return false;
+      }
+      if (t == simdjson::ondemand::json_type::string) {
         if (v.get_string().get(raw)) {
           error = "malformed JSON body";
           return false;

@@ -34,8 +34,18 @@ struct Fields {
   uint32_t seen = 0;  // bit per required field found
 };
 
+// The value's JSON type; false for a malformed value (never the throwing conversion: a
+// malformed tx_info must answer 21501, not end the worker with an exception).
+bool type_of(sj::ondemand::value& v, sj::ondemand::json_type& t) { return !v.type().get(t); }
+bool is_null(sj::ondemand::value& v) {
+  sj::ondemand::json_type t;
+  return type_of(v, t) && t == sj::ondemand::json_type::null;
+}
+
 bool get_i64(sj::ondemand::value v, int64_t& out) {
-  if (v.type() == sj::ondemand::json_type::boolean) {
+  sj::ondemand::json_type t;
+  if (!type_of(v, t)) return false;
+  if (t == sj::ondemand::json_type::boolean) {
     bool b = false;
     if (v.get_bool().get(b)) return false;
     out = b ? 1 : 0;
@@ -85,10 +95,11 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
     }
     bool ok = true;
     const TxType t = tx.h.type;
-    if (k == "AccountIndex" || k == "FromAccountIndex") {
+    const bool user = is_user_tx_type(tx_type);  // operator txs carry no signer account or key
+    if (user && (k == "AccountIndex" || k == "FromAccountIndex")) {
       ok = set_int(v, tx.h.account, 0, kU48);
       account_seen = true;
-    } else if (k == "ApiKeyIndex") {
+    } else if (user && k == "ApiKeyIndex") {
       ok = set_int(v, tx.h.api_key_index, 0, 254);
     } else if (k == "ExpiredAt") {
       ok = set_int(v, tx.h.expired_at_ms, 0, kMax);
@@ -97,11 +108,11 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
       nonce_seen = true;
     } else if (k == "Sig") {
       std::string_view s;
-      if (v.type() == sj::ondemand::json_type::null) continue;
+      if (is_null(v)) continue;
       ok = !v.get_string().get(s) && from_base64(s, out.sig.data(), out.sig.size());
       out.has_sig = ok;
     } else if (k == "L2TxAttributes") {
-      if (v.type() == sj::ondemand::json_type::null) continue;
+      if (is_null(v)) continue;
       sj::ondemand::object attrs;
       if (v.get_object().get(attrs)) {
         ok = false;

@@ -264,7 +264,12 @@ void WorkerLogic::ws_message(const std::shared_ptr<WsConn>& c, std::string_view 
     simdjson::ondemand::json_type t;
     if (v.type().get(t)) continue;
     if (k == "data") {
-      data = std::string(simdjson::to_json_string(v).value_unsafe());
+      std::string_view raw;
+      if (simdjson::to_json_string(v).get(raw)) {
+        push(*c, ws_error(30000, "Invalid JSON", ""));
+        return;
+      }
+      data = std::string(raw);
       continue;
     }
     if (t == simdjson::ondemand::json_type::string) {
@@ -434,11 +439,14 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
     simdjson::ondemand::value v;
     if (fld.unescaped_key().get(k) || fld.value().get(v)) break;
     std::string_view sv;
-    if (v.type() == simdjson::ondemand::json_type::string) {
+    simdjson::ondemand::json_type t;
+    if (v.type().get(t)) break;
+    if (t == simdjson::ondemand::json_type::string) {
       if (v.get_string().get(sv)) continue;
       f.emplace_back(std::string(k), std::string(sv));
     } else {
-      f.emplace_back(std::string(k), std::string(simdjson::to_json_string(v).value_unsafe()));
+      if (simdjson::to_json_string(v).get(sv)) break;
+      f.emplace_back(std::string(k), std::string(sv));
     }
   }
   if (auto did = field(f, "id"); did && id.empty()) id = *did;

@@ -187,6 +187,10 @@ TEST(Api, bad_input_gets_a_clear_error_changes_nothing_and_the_server_stays_up) 
   EXPECT_EQ(code_of(post("tx_type=99&tx_info=" + urlencode(R"({"AccountIndex":5,"Nonce":0})"))),
             21505);
   EXPECT_EQ(code_of(post("tx_type=14")), 21501);
+  // a malformed literal inside tx_info (found by the fuzzer: it used to end the worker)
+  EXPECT_EQ(code_of(post("tx_type=14&tx_info=" +
+                         urlencode(R"({"AccountIndex":5,"IsAsk":tru,"Nonce":0})"))),
+            21501);
   // an operator tx on the public port
   EXPECT_EQ(code_of(post("tx_type=1&tx_info=" +
                          urlencode(R"({"ToAccountIndex":5,"Amount":1,"Nonce":9})"))),
