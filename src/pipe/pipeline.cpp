@@ -59,6 +59,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     books_.back()->enable_recycling();
   }
   resting_.reserve(1 << 16);
+  batch_samples_.reserve(cfg.batch_samples);
   block_ = engine_->last_block() + 1;
   // The read side starts from the engine's current books, stamped with the time they were restored.
   const int64_t restored_ns = realtime_ns();
@@ -382,12 +383,19 @@ void Pipeline::apply_loop() {
   }
   Idler idler(cfg_.wait, apply_bell_);
   for (;;) {
+    const bool sample = batch_samples_.size() < cfg_.batch_samples;
+    const int64_t t0 = sample ? realtime_ns() : 0;
     const size_t n = apply_ring_->drain([&](const ApplyItem& it) { apply(it); }, 4096);
     const int64_t now = realtime_ns();
     if (n > 0) {
       publish_changed();
       read_.publish(now, false);
       apply_batches_.fetch_add(1, std::memory_order_relaxed);
+      if (sample) {
+        batch_samples_.push_back(
+            BatchSample{static_cast<uint32_t>(std::min<int64_t>(realtime_ns() - t0, UINT32_MAX)),
+                        static_cast<uint32_t>(n)});
+      }
     } else if (read_.history_dirty() || read_.orders_pending()) {
       // idle: the history now; held-back order lists when their interval is due
       read_.publish(now, true);

@@ -35,6 +35,7 @@ struct PipelineConfig {
   size_t result_capacity = 8192;  // per worker
   size_t drain_limit = 256;       // items per ring per loop round
   size_t book_history = 1024;     // delta records kept per market (resume, orderBookUpdates)
+  size_t batch_samples = 0;       // > 0: record the apply time of up to this many batches
   WaitStrategy wait = WaitStrategy::kSpinThenPark;
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
@@ -106,6 +107,13 @@ class Pipeline {
   Stats stats() const;
   // What thread placement did and what it was refused (both threads report when they start).
   std::string placement_report() const;
+  // With batch_samples > 0, after stop(): each recorded batch's apply time (drain, read-side
+  // updates, snapshot publication) in ns, and its number of updates.
+  struct BatchSample {
+    uint32_t ns;
+    uint32_t updates;
+  };
+  const std::vector<BatchSample>& batch_samples() const { return batch_samples_; }
 
  private:
   struct ApplyItem {
@@ -184,6 +192,7 @@ class Pipeline {
   std::vector<BookCache> caches_;
   ReadSide read_;
   std::function<void()> notify_;
+  std::vector<BatchSample> batch_samples_;  // apply thread; reserved up front
   absl::flat_hash_map<OrderIndex, Resting> resting_;
   uint64_t arrival_ = 0;
   // Results waiting for durability, oldest first: a ring that grows only when more txs than ever
