@@ -1,6 +1,7 @@
 // libFuzzer: the WebSocket message dispatcher (WorkerLogic::ws_message) on arbitrary text, against
 // a real pipeline's read side (two markets, one funded account with a key). Every message gets at
 // most a few frames back, each a JSON object, and never takes the worker down.
+#include "support/tx_builder.hpp"
 #include "tachyon/api/worker.hpp"
 
 namespace {
@@ -26,40 +27,15 @@ class Collect final : public api::WsConn {
 struct World {
   World() {
     api::crypto_init();
-    auto engine = std::make_unique<Engine>(EngineConfig{.max_orders = 4096, .expected_accounts = 64});
+    auto engine =
+        std::make_unique<Engine>(EngineConfig{.max_orders = 4096, .expected_accounts = 64});
     NullSink sink;
-    uint64_t seq = 0;
-    for (MarketId m : {MarketId{0}, MarketId{1}}) {
-      Tx tx;
-      tx.h.type = TxType::kCreateMarket;
-      tx.h.seq = ++seq;
-      tx.h.nonce = engine->operator_next_nonce();
-      tx.create_market.market = m;
-      MarketParams& p = tx.create_market.params;
-      std::memcpy(p.symbol.data(), m == 0 ? "ETH" : "BTC", 3);
-      p.size_decimals = 4;
-      p.price_decimals = 2;
-      p.taker_fee_ppm = 300;
-      p.default_imf = 500;
-      p.min_imf = 200;
-      p.mmf = 120;
-      p.cmf = 80;
-      p.price_band = 500;
-      p.market_protection = 500;
-      p.min_base_lots = 1;
-      p.max_orders_per_account = 100;
-      p.max_orders = 1000;
-      tx.create_market.index_price = 300000;
-      engine->execute(tx, sink);
-    }
-    Tx d;
-    d.h.type = TxType::kDeposit;
-    d.h.seq = ++seq;
-    d.h.nonce = engine->operator_next_nonce();
-    d.deposit.to_account = 3;
-    d.deposit.amount = 1'000'000'000;
+    testing::TxBuilder b;
+    engine->execute(b.create_market(0, testing::demo_market_params("ETH"), 300000), sink);
+    engine->execute(b.create_market(1, testing::demo_market_params("BTC", 5, 1), 600000), sink);
+    Tx d = b.deposit(3, 1'000'000'000, false);
     api::SecretKey sk;
-    api::keygen(d.deposit.pubkey, sk);
+    api::keygen(d.deposit.pubkey, sk);  // a real key: signatures in the input fail verification
     engine->execute(d, sink);
     pipe::PipelineConfig pc;
     pc.workers = 1;

@@ -105,8 +105,17 @@ std::string send_tx_body() {
   tx.h.account = 1077;
   tx.h.nonce = 722;
   tx.h.expired_at_ms = 1766434822000;
-  tx.order = CreateOrderTx{0, 100, 1000, 300000, 0, OrderType::kLimit, TimeInForce::kGoodTillTime,
-                           0, StpMode::kExpireMaker, 0, 1893456000000};
+  tx.order = CreateOrderTx{0,
+                           100,
+                           1000,
+                           300000,
+                           0,
+                           OrderType::kLimit,
+                           TimeInForce::kGoodTillTime,
+                           0,
+                           StpMode::kExpireMaker,
+                           0,
+                           1893456000000};
   api::Signature sig{};
   return "tx_type=14&tx_info=" + api::tx_info_json(tx, &sig);
 }

@@ -200,10 +200,13 @@ AccountFigures account_figures(const pipe::AccountView& a, const MarketLookup& m
   return f;
 }
 
-void write_position(JsonWriter& w, const pipe::AccountView& a, const pipe::PositionView& p,
+void write_position(JsonWriter& w, const pipe::PositionView& p, const AccountFigures& f,
                     const MarketLookup& markets) {
   const auto v = markets(p.market);
-  if (!v) return;
+  if (!v) {
+    w.null();
+    return;
+  }
   const int pd = v->params.price_decimals, sd = v->params.size_decimals;
   const __int128 qm = v->quote_multiplier;
   const __int128 size = p.size;
@@ -217,7 +220,6 @@ void write_position(JsonWriter& w, const pipe::AccountView& a, const pipe::Posit
   // Liquidation price with the other positions held at their marks: the price where TAV meets MMR.
   __int128 liq = 0;
   if (size != 0) {
-    const AccountFigures f = account_figures(a, markets);
     const __int128 this_mmr =
         ceil_div(abs128(size) * v->mark_price * qm * v->params.mmf, kFractionOne);
     const __int128 other_tav = f.tav - upnl;
@@ -262,7 +264,7 @@ void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup
   w.key("balance").dec(0, kUsdc).key("locked_balance").dec(0, kUsdc).end_obj().end_arr();
   w.key("positions").arr();
   for (const auto& p : a.positions)
-    if (p.size != 0 || p.open_orders != 0) write_position(w, a, p, markets);
+    if (p.size != 0 || p.open_orders != 0) write_position(w, p, f, markets);
   w.end_arr();
   w.key("shares").arr().end_arr();
   w.end_obj();
@@ -270,26 +272,21 @@ void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup
 
 void write_user_stats(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets) {
   const AccountFigures f = account_figures(a, markets);
-  auto body = [&] {
-    w.obj();
+  // All cross margin: the account's stats, its cross stats and its total stats are the same.
+  auto fields = [&] {
     w.key("collateral").dec(a.collateral, kUsdc).key("portfolio_value").dec(f.tav, kUsdc);
     w.key("leverage").raw(std::to_string(ratio(f.position_value, f.tav)));
     w.key("available_balance").dec(f.available, kUsdc);
     w.key("margin_usage").raw(std::to_string(100.0 * ratio(f.imr, f.tav)));
     w.key("buying_power").dec(f.available, kUsdc);
-    w.end_obj();
   };
   w.obj();
-  w.key("collateral").dec(a.collateral, kUsdc).key("portfolio_value").dec(f.tav, kUsdc);
-  w.key("leverage").raw(std::to_string(ratio(f.position_value, f.tav)));
-  w.key("available_balance").dec(f.available, kUsdc);
-  w.key("margin_usage").raw(std::to_string(100.0 * ratio(f.imr, f.tav)));
-  w.key("buying_power").dec(f.available, kUsdc);
-  w.key("cross_stats");
-  body();
-  w.key("total_stats");
-  body();
-  w.end_obj();
+  fields();
+  w.key("cross_stats").obj();
+  fields();
+  w.end_obj().key("total_stats").obj();
+  fields();
+  w.end_obj().end_obj();
 }
 
 void write_candle(JsonWriter& w, const pipe::Candle& c, const pipe::MarketView& m) {

@@ -529,6 +529,13 @@ HttpReply WorkerLogic::send_tx(const HttpRequest& req, bool batch, bool dry, boo
   FormFields f;
   std::string err;
   if (!parse_form(req.content_type, req.body, f, err)) return error_reply(400, 21501, err);
+  return send_form(f, req.admin, batch, dry, deferred, done);
+}
+
+// sendTx / sendTxBatch / dryRun once the fields are decoded (REST form or WS `data`).
+HttpReply WorkerLogic::send_form(const FormFields& f, bool admin, bool batch, bool dry,
+                                 bool& deferred, ReplyFn& done) {
+  std::string err;
   std::vector<int> types;
   std::vector<std::string> infos;
   if (!batch) {
@@ -571,13 +578,13 @@ HttpReply WorkerLogic::send_tx(const HttpRequest& req, bool batch, bool dry, boo
   std::vector<SignedTx> txs(types.size());
   const int64_t now_ms = now_ns() / 1'000'000;
   for (size_t i = 0; i < types.size(); ++i) {
-    if (req.admin != is_operator_tx_type(types[i]))
+    if (admin != is_operator_tx_type(types[i]))
       return error_reply(400, 21505,
-                         req.admin ? "the admin listener takes operator txs only (types 1, 60)"
-                                   : "unsupported tx_type " + std::to_string(types[i]));
+                         admin ? "the admin listener takes operator txs only (types 1, 60)"
+                               : "unsupported tx_type " + std::to_string(types[i]));
     if (Reject r = parse_tx_info(types[i], infos[i], txs[i], err); r != Reject::kOk)
       return reject_reply(r, err);
-    if (req.admin) {
+    if (admin) {
       if (!txs[i].has_sig || !verify_tx(txs[i].tx, cfg_.chain_id, txs[i].sig, cfg_.operator_pubkey))
         return reject_reply(Reject::kInvalidSignature, "not signed by the operator key");
       continue;
@@ -619,7 +626,6 @@ HttpReply WorkerLogic::send_tx(const HttpRequest& req, bool batch, bool dry, boo
   for (const auto& st : txs) b->hashes.push_back(tx_hash_hex(st.tx, cfg_.chain_id));
   for (size_t i = 0; i < txs.size(); ++i) {
     const Tx tx = txs[i].tx;
-    const bool admin = req.admin;
     auto on_result = [this, b, i, tx, admin, batch](const pipe::Result& res) {
       b->results[i] = res;
       shared_.remember_tx(
@@ -665,7 +671,7 @@ HttpReply WorkerLogic::send_tx(const HttpRequest& req, bool batch, bool dry, boo
     };
     if (!submit(txs[i], on_result)) {
       for (size_t j = i; j < txs.size(); ++j)
-        if (!req.admin)
+        if (!admin)
           shared_.inflight.settle(txs[j].tx.h.account, txs[j].tx.h.api_key_index, txs[j].tx.h.nonce,
                                   false);
       if (i == 0)

@@ -432,7 +432,7 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
     push(*c, ws_error(30007, "data must be an object with tx_type and tx_info", id));
     return;
   }
-  // Rebuild the request as a form and reuse the REST path (same dry-run, same reply body).
+  // The same path as REST sendTx (same dry-run, same reply body), from the `data` members.
   FormFields f;
   for (auto fld : obj) {
     std::string_view k;
@@ -450,20 +450,6 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
     }
   }
   if (auto did = field(f, "id"); did && id.empty()) id = *did;
-  std::string body;
-  JsonWriter w(body);
-  w.obj();
-  for (const auto& [k, v] : f) {
-    if (k == "id") continue;
-    w.kv_s(k, v);
-  }
-  w.end_obj();
-  HttpRequest req;
-  req.method = "POST";
-  req.target = batch ? "/api/v1/sendTxBatch" : "/api/v1/sendTx";
-  req.body = body;
-  req.content_type = "application/json";
-  req.ip = c->ip;
   std::weak_ptr<WsConn> weak = c;
   ReplyFn done = [this, weak, id, type](HttpReply r) {
     auto conn = weak.lock();
@@ -486,7 +472,7 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
     push(*conn, std::move(s));
   };
   bool deferred = false;
-  HttpReply r = send_tx(req, batch, false, deferred, done);
+  HttpReply r = send_form(f, /*admin=*/false, batch, false, deferred, done);
   if (!deferred) done(std::move(r));
 }
 
@@ -619,15 +605,15 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
       }
       w.end_obj();
     } else {  // account_all
+      const AccountFigures f = account_figures(*v, markets);
       w.key("positions").obj();
       for (const auto& p : v->positions) {
         w.key(std::to_string(p.market));
-        write_position(w, *v, p, markets);
+        write_position(w, p, f, markets);
       }
       w.end_obj();
       trades_by_market(snapshot || new_trades == nullptr ? v->trades : *new_trades);
       w.key("funding_histories").obj().end_obj().key("shares").arr().end_arr();
-      const AccountFigures f = account_figures(*v, markets);
       w.key("collateral").dec(v->collateral, 6).key("available_balance").dec(f.available, 6);
       w.kv_i("total_order_count", v->open_order_count).kv_i("daily_trades_count", v->trade_count);
     }

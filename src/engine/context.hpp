@@ -11,7 +11,7 @@ struct Engine::Ctx {
   const Tx& tx;
   int64_t now_ns;
   int64_t now_ms;
-  int64_t next_nonce = -1;  // set when the tx consumed its signer's nonce
+  int64_t next_nonce = -1;             // set when the tx consumed its signer's nonce
   uint64_t touched[4] = {0, 0, 0, 0};  // markets whose book or index changed: mark to refresh
 
   void touch(MarketId m) { touched[m >> 6] |= uint64_t{1} << (m & 63); }

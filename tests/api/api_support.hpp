@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "store/store_support.hpp"
@@ -191,6 +192,30 @@ struct Trader {
     tx.order.order_expiry_ms = tif == TimeInForce::kIoc ? 0 : now_ms() + 3'600'000;
     return tx;
   }
+};
+
+// The embedded defaults with some `key = value` lines replaced, as a config file.
+class ConfigFile {
+ public:
+  using Edits = std::vector<std::pair<std::string, std::string>>;
+  explicit ConfigFile(const Edits& edits) {
+    std::ifstream in(std::string(TACHYON_SOURCE_DIR) + "/configs/tachyon.toml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string cfg = ss.str();
+    for (const auto& [from, to] : edits) {
+      const size_t p = cfg.find(from);
+      EXPECT_NE(p, std::string::npos) << from;
+      if (p != std::string::npos) cfg.replace(p, from.size(), to);
+    }
+    path_ = dir_.path() + "/tachyon.toml";
+    std::ofstream(path_) << cfg;
+  }
+  std::vector<std::string> args() const { return {"--config", path_}; }
+
+ private:
+  TempDir dir_;
+  std::string path_;
 };
 
 }  // namespace tachyon::testing

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "api/api_support.hpp"
+#include "api/ws_client.hpp"
 
 namespace tachyon::testing {
 namespace {
@@ -113,12 +114,16 @@ TEST(Api, rest_reads_equal_the_state_built_with_signed_txs) {
   EXPECT_DOUBLE_EQ(hi, 3010.0);
   EXPECT_DOUBLE_EQ(lo, 2990.0);
   // blocks: sealed every 100 ms by default, committed off the hot path; a chain of commitments
+  // The first commitment: the `height` channel pushes it (each read gives up after 10 s).
+  WsClient hc(s.port());
+  hc.send(R"({"type":"subscribe","channel":"height"})");
   int64_t height = 0;
-  for (int i = 0; i < 500 && height <= 0; ++i) {  // bounded wait for the first commitment
-    height = num(parse(p, s.get("/api/v1/currentHeight").body), "height");
-    if (height <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (std::string f; height <= 0 && !(f = hc.recv_until("\"height\":")).empty();) {
+    simdjson::dom::parser hp;
+    height = num(parse(hp, f), "height");
   }
   ASSERT_GT(height, 0);
+  EXPECT_EQ(num(parse(p, s.get("/api/v1/currentHeight").body), "height"), height);
   auto blk =
       parse(p, s.get("/api/v1/block?by=height&value=" + std::to_string(height)).body)["blocks"].at(
           0);

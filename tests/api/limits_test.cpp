@@ -4,78 +4,11 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
-#include <fstream>
-#include <sstream>
-
 #include "api/api_support.hpp"
+#include "api/ws_client.hpp"
 
 namespace tachyon::testing {
 namespace {
-
-namespace beast = boost::beast;
-namespace asio = boost::asio;
-
-// The embedded defaults with some `key = value` lines replaced, as a config file.
-class ConfigFile {
- public:
-  explicit ConfigFile(const std::vector<std::pair<std::string, std::string>>& edits) {
-    std::ifstream in(std::string(TACHYON_SOURCE_DIR) + "/configs/tachyon.toml");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string cfg = ss.str();
-    for (const auto& [from, to] : edits) {
-      const size_t p = cfg.find(from);
-      EXPECT_NE(p, std::string::npos) << from;
-      if (p != std::string::npos) cfg.replace(p, from.size(), to);
-    }
-    path_ = dir_.path() + "/tachyon.toml";
-    std::ofstream(path_) << cfg;
-  }
-  std::vector<std::string> args() const { return {"--config", path_}; }
-
- private:
-  TempDir dir_;
-  std::string path_;
-};
-
-class Ws {
- public:
-  explicit Ws(int port) : ws_(ioc_) {
-    asio::ip::tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(port));
-    beast::get_lowest_layer(ws_).connect(ep);
-    ws_.handshake("127.0.0.1", "/stream");
-  }
-  void send(const std::string& s) { ws_.write(asio::buffer(s)); }
-  // The next frame containing `needle`; "" when the connection closed or 10 s passed.
-  std::string recv_until(const std::string& needle) {
-    for (int i = 0; i < 500; ++i) {
-      beast::flat_buffer b;
-      beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
-      beast::error_code ec;
-      ws_.read(b, ec);
-      if (ec) {
-        closed = true;
-        close_code = ws_.reason().code;
-        return "";
-      }
-      std::string f = beast::buffers_to_string(b.data());
-      if (f.find(needle) != std::string::npos) return f;
-      frames.push_back(std::move(f));
-    }
-    return "";
-  }
-  void close() { ws_.close(beast::websocket::close_code::normal); }
-  std::vector<std::string> frames;
-  bool closed = false;
-  uint16_t close_code = 0;
-
- private:
-  asio::io_context ioc_;
-  beast::websocket::stream<beast::tcp_stream> ws_;
-};
 
 int64_t code_of(const std::string& body) {
   simdjson::dom::parser p;
@@ -122,7 +55,7 @@ TEST(Limits, connections_per_address_are_capped_and_idle_connections_closed) {
   Server s(cfg.args());
   ASSERT_TRUE(s.ready()) << s.log();
   {
-    Ws a(s.port()), b(s.port());
+    WsClient a(s.port()), b(s.port());
     const HttpResult over = s.get("/");
     EXPECT_EQ(over.status, 429);
     EXPECT_EQ(code_of(over.body), 23002) << over.body;
@@ -144,7 +77,7 @@ TEST(Extras, resume_replays_the_deltas_after_a_nonce_and_orderBookUpdates_too) {
   ASSERT_TRUE(s.ready()) << s.log();
   Trader t(3);
   ASSERT_EQ(s.deposit(t.account, 100'000'000'000, t.pk).status, 200);
-  Ws c(s.port());
+  WsClient c(s.port());
   c.send(R"({"type":"subscribe","channel":"order_book/0"})");
   const std::string snap = c.recv_until("subscribed/order_book");
   const int64_t n0 = int_after(snap.substr(snap.find("\"order_book\"")), "nonce");
@@ -190,8 +123,9 @@ TEST(Extras, cancel_on_disconnect_cancels_the_sessions_orders_as_a_journaled_tx)
   ASSERT_TRUE(s.ready()) << s.log();
   Trader t(3);
   ASSERT_EQ(s.deposit(t.account, 100'000'000'000, t.pk).status, 200);
+  WsClient watcher(s.port());  // sees the account change when the cancel executes
   {
-    Ws c(s.port());
+    WsClient c(s.port());
     Tx cancel;
     cancel.h.type = TxType::kCancelAllOrders;
     cancel.h.account = t.account;
@@ -205,12 +139,14 @@ TEST(Extras, cancel_on_disconnect_cancels_the_sessions_orders_as_a_journaled_tx)
     ASSERT_EQ(s.send(t.order(0, true, 1000, 301000), t.sk).status, 200);
     ASSERT_EQ(s.send(t.order(0, false, 1000, 299000), t.sk).status, 200);
     EXPECT_EQ(int_after(s.get("/api/v1/account?by=index&value=3").body, "total_order_count"), 2);
+    watcher.send(R"({"type":"subscribe","channel":"account_all/3"})");
+    EXPECT_NE(watcher.recv_until("subscribed/account_all").find("\"total_order_count\":2"),
+              std::string::npos);
     c.close();
   }
-  int64_t open = -1;
-  for (int i = 0; i < 2000 && open != 0; ++i)  // bounded wait for the sequencer's result
-    open = int_after(s.get("/api/v1/account?by=index&value=3").body, "total_order_count");
-  EXPECT_EQ(open, 0);
+  // the cancel's account update (recv_until gives up after 10 s without a frame)
+  EXPECT_NE(watcher.recv_until("\"total_order_count\":0"), "");
+  EXPECT_EQ(int_after(s.get("/api/v1/account?by=index&value=3").body, "total_order_count"), 0);
   EXPECT_EQ(int_after(s.get("/api/v1/nextNonce?account_index=3&api_key_index=0").body, "nonce"),
             (int64_t{1} << 40) + 1);
   EXPECT_EQ(s.stop(), 0) << s.log();

@@ -82,11 +82,13 @@ class SdkWsClient:
         self.url, self.subs = url, {"order_books": order_book_ids, "accounts": account_ids}
         self.order_book_states, self.account_states = {}, {}
         self.connected, self.counts, self.last_nonce = False, {}, None
+        self.frame = asyncio.Event()  # set on every frame: waiters re-check their condition
 
     async def run(self):
         async with websockets.connect(self.url) as ws:
             async for message in ws:
                 await self.on_message(ws, message)
+                self.frame.set()
 
     async def on_message(self, ws, message):
         message = json.loads(message)
@@ -181,15 +183,23 @@ async def main(a):
     client = SdkWsClient(a.ws, [MARKET], [A])
     task = asyncio.create_task(client.run())
 
+    # Waits for the condition, re-checked after each frame (every change the server makes to
+    # what it checks arrives as a frame), with a deadline.
     async def wait_until(pred, what, detail=lambda: "", timeout=10.0):
         end = time.monotonic() + timeout
-        while not pred():
+        while True:
+            client.frame.clear()  # before the check: a frame after it wakes the wait below
+            if pred():
+                return
             if task.done():  # the SDK's run() prints this and returns
                 fail("sdk ws client run()", "Connection terminated unexpectedly: "
                      f"{task.exception() or 'closed by the server'}")
-            if time.monotonic() > end:
+            left = end - time.monotonic()
+            if left <= 0:
                 fail(what, f"not reached within {timeout} s {detail()}")
-            await asyncio.sleep(0.05)
+            frame = asyncio.ensure_future(client.frame.wait())
+            await asyncio.wait([frame, task], timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            frame.cancel()
 
     await wait_until(lambda: client.connected, "connected frame")
     ok(f'got {{"type":"connected"}}, then subscribed order_book/{MARKET} and account_all/{A} without auth')

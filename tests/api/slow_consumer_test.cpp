@@ -4,8 +4,7 @@
 // read side, with a connection whose queue depth the test sets.
 #include <gtest/gtest.h>
 
-#include <cstring>
-
+#include "support/tx_builder.hpp"
 #include "tachyon/api/worker.hpp"
 
 namespace tachyon::testing {
@@ -28,26 +27,9 @@ class Conn final : public api::WsConn {
 
 std::unique_ptr<Engine> engine_with_a_market() {
   auto e = std::make_unique<Engine>(EngineConfig{.max_orders = 1024, .expected_accounts = 16});
-  Tx tx;
-  tx.h.type = TxType::kCreateMarket;
-  tx.h.seq = 1;
-  tx.create_market.market = 0;
-  MarketParams& p = tx.create_market.params;
-  std::memcpy(p.symbol.data(), "ETH", 3);
-  p.size_decimals = 4;
-  p.price_decimals = 2;
-  p.default_imf = 500;
-  p.min_imf = 200;
-  p.mmf = 120;
-  p.cmf = 80;
-  p.price_band = 500;
-  p.market_protection = 500;
-  p.min_base_lots = 1;
-  p.max_orders_per_account = 100;
-  p.max_orders = 1000;
-  tx.create_market.index_price = 300000;
+  TxBuilder b;
   NullSink sink;
-  EXPECT_EQ(e->execute(tx, sink).reject, Reject::kOk);
+  EXPECT_EQ(e->execute(b.create_market(0, demo_market_params(), 300000), sink).reject, Reject::kOk);
   return e;
 }
 

@@ -5,50 +5,11 @@
 #include <simdjson.h>
 #include <zlib.h>
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
-#include <fstream>
-#include <sstream>
-
 #include "api/api_support.hpp"
+#include "api/ws_client.hpp"
 
 namespace tachyon::testing {
 namespace {
-
-namespace beast = boost::beast;
-namespace asio = boost::asio;
-
-class WsClient {
- public:
-  explicit WsClient(int port) : ws_(ioc_) {
-    asio::ip::tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(port));
-    beast::get_lowest_layer(ws_).connect(ep);
-    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
-    ws_.handshake("127.0.0.1", "/stream");
-  }
-  void send(const std::string& s) { ws_.write(asio::buffer(s)); }
-  std::string recv() {
-    beast::flat_buffer b;
-    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
-    ws_.read(b);
-    return beast::buffers_to_string(b.data());
-  }
-  // The next frame whose text contains `needle` (others are skipped and kept in `seen`).
-  std::string recv_until(const std::string& needle) {
-    for (int i = 0; i < 200; ++i) {
-      std::string f = recv();
-      if (f.find(needle) != std::string::npos) return f;
-      seen.push_back(std::move(f));
-    }
-    return "";
-  }
-  std::vector<std::string> seen;
-
- private:
-  asio::io_context ioc_;
-  beast::websocket::stream<beast::tcp_stream> ws_;
-};
 
 std::string jstr(simdjson::dom::element e, const char* k) {
   std::string_view v;
@@ -153,17 +114,8 @@ TEST(Ws, errors_have_codes_and_the_connection_stays_usable) {
 }
 
 TEST(Ws, subscription_limit_is_enforced) {
-  std::ifstream in(std::string(TACHYON_SOURCE_DIR) + "/configs/tachyon.toml");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string cfg = ss.str();
-  const std::string key = "max_subscriptions = 100";
-  ASSERT_NE(cfg.find(key), std::string::npos);
-  cfg.replace(cfg.find(key), key.size(), "max_subscriptions = 2");
-  TempDir tmp;
-  const std::string path = tmp.path() + "/limits.toml";
-  std::ofstream(path) << cfg;
-  Server s({"--config", path});
+  ConfigFile cfg(ConfigFile::Edits{{"max_subscriptions = 100", "max_subscriptions = 2"}});
+  Server s(cfg.args());
   ASSERT_TRUE(s.ready()) << s.log();
   WsClient c(s.port());
   c.recv();

@@ -23,8 +23,6 @@ void write_trade(JsonWriter& w, const pipe::TradeRecord& t, const pipe::MarketVi
 // `status` empty: "open".
 void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_t updated_ns,
                  const pipe::MarketView& m, std::string_view status);
-void write_position(JsonWriter& w, const pipe::AccountView& a, const pipe::PositionView& p,
-                    const MarketLookup& markets);
 // The /account entry (also account_all's `account`).
 void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets);
 // user_stats' `stats`.
@@ -36,5 +34,8 @@ struct AccountFigures {
   __int128 available = 0;
 };
 AccountFigures account_figures(const pipe::AccountView& a, const MarketLookup& markets);
+// One position; `f` are the account's figures (account_figures), computed once per account.
+void write_position(JsonWriter& w, const pipe::PositionView& p, const AccountFigures& f,
+                    const MarketLookup& markets);
 
 }  // namespace tachyon::api

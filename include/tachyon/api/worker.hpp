@@ -17,6 +17,7 @@
 #include <absl/container/flat_hash_set.h>
 
 #include "tachyon/api/dry_run.hpp"
+#include "tachyon/api/form.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
 namespace tachyon::api {
@@ -160,6 +161,8 @@ class WorkerLogic {
   // REST handlers
   HttpReply route(const HttpRequest& req, bool& deferred, ReplyFn& done);
   HttpReply send_tx(const HttpRequest& req, bool batch, bool dry, bool& deferred, ReplyFn& done);
+  HttpReply send_form(const FormFields& f, bool admin, bool batch, bool dry, bool& deferred,
+                      ReplyFn& done);
   // Submits a dry-run-clean tx; `done` runs with the sequencer's result.
   bool submit(const SignedTx& st, std::function<void(const pipe::Result&)> done);
 
