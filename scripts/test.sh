@@ -17,9 +17,9 @@ cmake --build --preset asan
 # The Release run covers the 1M-tx reference comparison; the sanitizer run uses a shorter stream.
 TACHYON_REF_TXS="${TACHYON_REF_TXS_ASAN:-200000}" ASAN_OPTIONS=detect_leaks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --preset asan
-echo "== ThreadSanitizer: rings, published snapshots, the pipeline threads"
+echo "== ThreadSanitizer: rings, published snapshots, the pipeline threads, obs recorders"
 cmake --preset tsan >/dev/null
-cmake --build --preset tsan --target pipe_tests
+cmake --build --preset tsan --target pipe_tests obs_tests
 ctest --preset tsan
 
 echo "== libFuzzer smoke (every decoder, ${TACHYON_FUZZ_SECONDS:-10}s each)"

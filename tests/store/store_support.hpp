@@ -7,26 +7,11 @@
 #include <string>
 
 #include "support/random_stream.hpp"
+#include "support/temp_dir.hpp"
 #include "tachyon/store/journal.hpp"
 #include "tachyon/store/snapshot.hpp"
 
 namespace tachyon::testing {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "tachyon-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // The same stream tachyon-feed runs: genesis, then next(), seq i = the i-th tx.
 class StreamReplayer {

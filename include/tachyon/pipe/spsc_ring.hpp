@@ -14,10 +14,9 @@
 #include <type_traits>
 
 #include "tachyon/core/assert.hpp"
+#include "tachyon/core/broadcast_log.hpp"
 
 namespace tachyon::pipe {
-
-inline constexpr size_t kFalseSharingRange = 128;
 
 template <typename T>
 class SpscRing {

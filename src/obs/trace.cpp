@@ -1,0 +1,182 @@
+#include "tachyon/obs/trace.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace tachyon::obs {
+
+FlightRecorder::FlightRecorder(RecorderConfig cfg) : cfg_(std::move(cfg)) {
+  names_.emplace_back("?");
+}
+
+FlightRecorder::~FlightRecorder() { stop_dumper(); }
+
+Track& FlightRecorder::track(std::string thread_name) {
+  size_t cap = 1;
+  while (cap < cfg_.events_per_track) cap <<= 1;
+  std::lock_guard g(mu_);
+  return *tracks_.emplace_back(std::make_unique<Track>(this, std::move(thread_name), cap));
+}
+
+uint16_t FlightRecorder::name_id(std::string_view name) {
+  std::lock_guard g(mu_);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return static_cast<uint16_t>(i);
+  }
+  if (names_.size() >= UINT16_MAX) return 0;
+  names_.emplace_back(name);
+  return static_cast<uint16_t>(names_.size() - 1);
+}
+
+namespace {
+
+void json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::string FlightRecorder::chrome_json(int64_t now_ns) const {
+  std::lock_guard g(mu_);
+  const int64_t from = now_ns - cfg_.window_ns;
+  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  bool first = true;
+  char buf[256];
+  auto sep = [&] {
+    if (!first) out += ",\n";
+    first = false;
+  };
+  std::vector<TraceEvent> evs;
+  for (size_t t = 0; t < tracks_.size(); ++t) {
+    const Track& tr = *tracks_[t];
+    sep();
+    std::snprintf(
+        buf, sizeof buf,
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%zu,\"args\":{\"name\":", t + 1);
+    out += buf;
+    json_string(out, tr.name());
+    out += "}}";
+    // Newest first until the window ends or the writer overwrote what we would read next.
+    evs.clear();
+    const uint64_t head = tr.log().head();
+    for (uint64_t p = head; p > 0; --p) {
+      TraceEvent e;
+      if (!tr.log().read(p - 1, e) || e.ts_ns < from) break;
+      evs.push_back(e);
+    }
+    std::reverse(evs.begin(), evs.end());
+    for (const TraceEvent& e : evs) {
+      sep();
+      const std::string& name = e.name < names_.size() ? names_[e.name] : names_[0];
+      out += "{\"name\":";
+      json_string(out, name);
+      const double ts_us = double(e.ts_ns) / 1000.0;
+      if (e.kind == 'X') {
+        std::snprintf(buf, sizeof buf,
+                      ",\"ph\":\"X\",\"pid\":1,\"tid\":%zu,\"ts\":%.3f,\"dur\":%.3f,"
+                      "\"args\":{\"v\":%" PRIu64 "}}",
+                      t + 1, ts_us, double(e.dur_ns) / 1000.0, e.arg);
+      } else if (e.kind == 'C') {
+        std::snprintf(buf, sizeof buf,
+                      ",\"ph\":\"C\",\"pid\":1,\"tid\":%zu,\"ts\":%.3f,\"args\":{\"v\":%" PRIu64
+                      "}}",
+                      t + 1, ts_us, e.arg);
+      } else {
+        std::snprintf(buf, sizeof buf,
+                      ",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%zu,\"ts\":%.3f,"
+                      "\"args\":{\"v\":%" PRIu64 "}}",
+                      t + 1, ts_us, e.arg);
+      }
+      out += buf;
+    }
+  }
+  out += "]}\n";
+  return out;
+}
+
+void FlightRecorder::start_dumper() {
+  if (cfg_.dir.empty() || dumper_.joinable()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(cfg_.dir, ec);
+  dumper_ = std::thread([this] { dumper_loop(); });
+}
+
+void FlightRecorder::stop_dumper() {
+  {
+    std::lock_guard g(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (dumper_.joinable()) dumper_.join();
+}
+
+std::vector<std::string> FlightRecorder::dumps() const {
+  std::lock_guard g(mu_);
+  return files_;
+}
+
+bool FlightRecorder::wait_dumps(uint64_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock lk(stop_mu_);
+  return dumped_cv_.wait_for(lk, timeout, [&] { return dumps_written() >= n; });
+}
+
+void FlightRecorder::dumper_loop() {
+  std::unique_lock lk(stop_mu_);
+  while (!stopping_) {
+    // Requests are flags set by hot threads (they never wait on us): look every 50 ms.
+    stop_cv_.wait_for(lk, std::chrono::milliseconds(50));
+    if (!dump_requested_.exchange(false, std::memory_order_acquire)) continue;
+    const int64_t now = realtime_ns();
+    if (last_dump_ns_ != 0 && now - last_dump_ns_ < cfg_.min_interval_ns) {
+      dumps_suppressed_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    last_dump_ns_ = now;
+    std::string reason;
+    {
+      std::lock_guard g(mu_);
+      const uint16_t r = reason_.load(std::memory_order_relaxed);
+      reason = r < names_.size() ? names_[r] : "?";
+    }
+    for (char& c : reason) {
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    }
+    char file[128];
+    std::snprintf(file, sizeof file, "/trace-%" PRId64 "-%s-%" PRIu64 "us.json", now / 1'000'000,
+                  reason.c_str(), reason_value_.load(std::memory_order_relaxed) / 1000);
+    const std::string path = cfg_.dir + file;
+    const std::string json = chrome_json(now);
+    {
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f << json;
+      if (!f) continue;
+    }
+    {
+      std::lock_guard g(mu_);
+      files_.push_back(path);
+      while (files_.size() > cfg_.keep_files) {
+        std::error_code ec;
+        std::filesystem::remove(files_.front(), ec);
+        files_.erase(files_.begin());
+      }
+    }
+    dumps_written_.fetch_add(1, std::memory_order_relaxed);
+    dumped_cv_.notify_all();
+  }
+}
+
+}  // namespace tachyon::obs
