@@ -87,7 +87,11 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
                         v->params.min_imf, v->params.mmf};
   };
   auto has_order = [&](MarketId m, uint64_t index) {
-    if (!a.orders_current) return true;  // the list lags (a busy account): the sequencer decides
+    if (!a.orders_current) {  // the list lags (a busy account): the sequencer decides
+      ++order_list_lagging;
+      return true;
+    }
+    ++order_list_reads;
     const auto& list = a.order_list();
     return std::any_of(list.begin(), list.end(), [&](const pipe::OrderView& o) {
       return o.o.market == m &&

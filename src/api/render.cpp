@@ -3,9 +3,24 @@
 #include <cstring>
 
 #include "tachyon/api/crypto.hpp"
+#include "tachyon/api/worker.hpp"
 #include "tachyon/engine/margin.hpp"
 
 namespace tachyon::api {
+
+HttpReply error_reply(int http, int code, std::string_view message) {
+  HttpReply r;
+  r.status = http;
+  JsonWriter w(r.body);
+  w.obj().kv_i("code", code).kv_s("message", message).end_obj();
+  return r;
+}
+
+HttpReply reject_reply(Reject code, std::string_view detail) {
+  std::string msg(reject_message(code));
+  if (!detail.empty()) msg += ": " + std::string(detail);
+  return error_reply(400, static_cast<int>(code), msg);
+}
 
 std::string_view symbol_of(const MarketParams& p) {
   return std::string_view(p.symbol.data(), strnlen(p.symbol.data(), p.symbol.size()));

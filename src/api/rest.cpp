@@ -37,19 +37,6 @@ bool query_int(std::string_view target, std::string_view key, T& out) {
   }
 }
 
-HttpReply error_reply(int http, int code, std::string_view message) {
-  HttpReply r;
-  r.status = http;
-  JsonWriter w(r.body);
-  w.obj().kv_i("code", code).kv_s("message", message).end_obj();
-  return r;
-}
-
-HttpReply reject_reply(Reject code, std::string_view detail) {
-  std::string msg(reject_message(code));
-  if (!detail.empty()) msg += ": " + std::string(detail);
-  return error_reply(400, static_cast<int>(code), msg);
-}
 }  // namespace
 
 bool ApiShared::ip_connect(const std::string& ip) {
@@ -144,6 +131,15 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
     if (get && path == "/metrics") {
       r.content_type = "text/plain; version=0.0.4";
       r.body = shared_.metrics_text ? shared_.metrics_text() : std::string();
+      return r;
+    }
+    if (get && path == "/admin/latency") {
+      r.content_type = "text/plain";
+      r.body = shared_.latency_text ? shared_.latency_text() : std::string();
+      return r;
+    }
+    if (get && path == "/admin/trace") {  // the flight recorder's last window, for Perfetto
+      r.body = shared_.trace_json ? shared_.trace_json() : std::string("{\"traceEvents\":[]}");
       return r;
     }
     if (get && path == "/admin/nextNonce") {
@@ -515,179 +511,6 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
     return r;
   }
   return error_reply(404, 29404, "no such endpoint: " + std::string(path));
-}
-
-bool WorkerLogic::submit(const SignedTx& st, std::function<void(const pipe::Result&)> done) {
-  const uint64_t cookie = next_cookie_++;
-  if (!pipe_.submit(index_, st.tx, cookie, now_ns())) return false;
-  pending_.emplace(cookie, Pending{std::move(done)});
-  return true;
-}
-
-HttpReply WorkerLogic::send_tx(const HttpRequest& req, bool batch, bool dry, bool& deferred,
-                               ReplyFn& done) {
-  FormFields f;
-  std::string err;
-  if (!parse_form(req.content_type, req.body, f, err)) return error_reply(400, 21501, err);
-  return send_form(f, req.admin, batch, dry, deferred, done);
-}
-
-// sendTx / sendTxBatch / dryRun once the fields are decoded (REST form or WS `data`).
-HttpReply WorkerLogic::send_form(const FormFields& f, bool admin, bool batch, bool dry,
-                                 bool& deferred, ReplyFn& done) {
-  std::string err;
-  std::vector<int> types;
-  std::vector<std::string> infos;
-  if (!batch) {
-    const auto t = field(f, "tx_type");
-    const auto info = field(f, "tx_info");
-    if (!t || !info) return error_reply(400, 21501, "tx_type and tx_info are required");
-    try {
-      types.push_back(std::stoi(*t));
-    } catch (...) {
-      return error_reply(400, 21501, "tx_type must be an integer");
-    }
-    infos.push_back(*info);
-  } else {
-    const auto ts = field(f, "tx_types");
-    const auto is = field(f, "tx_infos");
-    if (!ts || !is) return error_reply(400, 21501, "tx_types and tx_infos are required");
-    simdjson::ondemand::parser p;
-    simdjson::padded_string pt(*ts), pi(*is);
-    simdjson::ondemand::document dt, di;
-    simdjson::ondemand::array at, ai;
-    if (p.iterate(pt).get(dt) || dt.get_array().get(at))
-      return error_reply(400, 21501, "tx_types must be a JSON array of integers");
-    for (auto v : at) {
-      int64_t x = 0;
-      if (v.get_int64().get(x)) return error_reply(400, 21501, "tx_types must be integers");
-      types.push_back(static_cast<int>(x));
-    }
-    simdjson::ondemand::parser p2;
-    if (p2.iterate(pi).get(di) || di.get_array().get(ai))
-      return error_reply(400, 21501, "tx_infos must be a JSON array of strings");
-    for (auto v : ai) {
-      std::string_view s;
-      if (v.get_string().get(s)) return error_reply(400, 21501, "tx_infos must be strings");
-      infos.emplace_back(s);
-    }
-    if (types.size() != infos.size()) return error_reply(400, 21513, "batch length mismatch");
-    if (types.size() > 50) return error_reply(400, 21514, "at most 50 txs per batch");
-    if (types.empty()) return error_reply(400, 21501, "empty batch");
-  }
-  std::vector<SignedTx> txs(types.size());
-  const int64_t now_ms = now_ns() / 1'000'000;
-  for (size_t i = 0; i < types.size(); ++i) {
-    if (admin != is_operator_tx_type(types[i]))
-      return error_reply(400, 21505,
-                         admin ? "the admin listener takes operator txs only (types 1, 60)"
-                               : "unsupported tx_type " + std::to_string(types[i]));
-    if (Reject r = parse_tx_info(types[i], infos[i], txs[i], err); r != Reject::kOk)
-      return reject_reply(r, err);
-    if (admin) {
-      if (!txs[i].has_sig || !verify_tx(txs[i].tx, cfg_.chain_id, txs[i].sig, cfg_.operator_pubkey))
-        return reject_reply(Reject::kInvalidSignature, "not signed by the operator key");
-      continue;
-    }
-    if (!shared_.account_allow(txs[i].tx.h.account))
-      return error_reply(429, 23000,
-                         "too many txs from account " + std::to_string(txs[i].tx.h.account));
-    if (batch && i > 0 &&
-        (txs[i].tx.h.account != txs[0].tx.h.account ||
-         txs[i].tx.h.api_key_index != txs[0].tx.h.api_key_index))
-      return error_reply(400, 21501, "a batch must come from one API key");
-    std::string msg;
-    const Reject r = dry ? dry_.check_only(txs[i], now_ms, msg) : dry_.check(txs[i], now_ms, msg);
-    if (r != Reject::kOk) {
-      for (size_t j = 0; j < i; ++j)  // release the nonces this batch reserved
-        shared_.inflight.settle(txs[j].tx.h.account, txs[j].tx.h.api_key_index, txs[j].tx.h.nonce,
-                                false);
-      return reject_reply(r, msg);
-    }
-  }
-  if (dry) {
-    HttpReply r;
-    JsonWriter w(r.body);
-    w.obj().kv_i("code", 200).kv_s("message", "dry run passed");
-    w.kv_s("tx_hash", tx_hash_hex(txs[0].tx, cfg_.chain_id)).end_obj();
-    return r;
-  }
-  // Submit; reply once every tx of the request has its result.
-  struct Batch {
-    std::vector<std::string> hashes;
-    std::vector<pipe::Result> results;
-    size_t left;
-    ReplyFn done;
-  };
-  auto b = std::make_shared<Batch>();
-  b->left = txs.size();
-  b->results.resize(txs.size());
-  b->done = done;
-  for (const auto& st : txs) b->hashes.push_back(tx_hash_hex(st.tx, cfg_.chain_id));
-  for (size_t i = 0; i < txs.size(); ++i) {
-    const Tx tx = txs[i].tx;
-    auto on_result = [this, b, i, tx, admin, batch](const pipe::Result& res) {
-      b->results[i] = res;
-      shared_.remember_tx(
-          b->hashes[i],
-          ApiShared::TxRecord{tx, res.seq, res.block, res.t_recv_ns / 1'000'000,
-                              res.t_exec_ns / 1'000'000, res.reject, res.order_index});
-      if (admin) {
-        if (res.reject == Reject::kOk) {
-          int64_t cur = shared_.operator_nonce.load();
-          while (cur < tx.h.nonce + 1 &&
-                 !shared_.operator_nonce.compare_exchange_weak(cur, tx.h.nonce + 1)) {
-          }
-        }
-      } else {
-        shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce,
-                                res.reject == Reject::kOk);
-      }
-      if (--b->left != 0) return;
-      HttpReply r;
-      JsonWriter w(r.body);
-      const pipe::Result* bad = nullptr;
-      for (const auto& x : b->results)
-        if (x.reject != Reject::kOk && bad == nullptr) bad = &x;
-      w.obj().kv_i("code", bad ? static_cast<int>(bad->reject) : 200);
-      w.kv_s("message",
-             bad ? reject_message(bad->reject) : "{\"ratelimit\": \"didn't use volume quota\"}");
-      if (batch) {
-        w.key("tx_hash").arr();
-        for (const auto& h : b->hashes) w.str(h);
-        w.end_arr();
-      } else {
-        w.kv_s("tx_hash", b->hashes[0]);
-      }
-      w.kv_i("predicted_execution_time_ms", b->results.back().t_exec_ns / 1'000'000);
-      w.kv_i("volume_quota_remaining", 1000000);
-      w.kv_i("seq", b->results.back().seq).kv_i("block", b->results.back().block);
-      w.kv_s("status", bad ? "rejected" : "executed");
-      if (!batch && b->results[0].order_index != 0)
-        w.kv_i("order_index", b->results[0].order_index);
-      w.end_obj();
-      if (bad) r.status = 400;
-      b->done(std::move(r));
-    };
-    if (!submit(txs[i], on_result)) {
-      for (size_t j = i; j < txs.size(); ++j)
-        if (!admin)
-          shared_.inflight.settle(txs[j].tx.h.account, txs[j].tx.h.api_key_index, txs[j].tx.h.nonce,
-                                  false);
-      if (i == 0)
-        return error_reply(503, 23001, "busy: the sequencer's ingress ring is full, retry");
-      // Part of a batch went in: its results will still arrive; report the rest as refused.
-      for (size_t j = i; j < txs.size(); ++j) {
-        pipe::Result busy{};
-        busy.reject = Reject::kInvalidTxInfo;
-        b->results[j] = busy;
-        --b->left;
-      }
-      break;
-    }
-  }
-  deferred = true;
-  return {};
 }
 
 }  // namespace tachyon::api

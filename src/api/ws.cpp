@@ -97,10 +97,12 @@ std::optional<Channel> parse_channel(std::string_view ch) {
   return std::nullopt;
 }
 
-void stamp(JsonWriter& w, int64_t engine_ts_ns) {
+// Returns the send time it wrote.
+int64_t stamp(JsonWriter& w, int64_t engine_ts_ns) {
   const int64_t now = now_ns();
   w.kv_i("timestamp", now / 1'000'000).kv_i("engine_ts_us", engine_ts_ns / 1000);
   w.kv_i("sent_ts_us", now / 1000);
+  return now;
 }
 
 uint32_t book_checksum(const std::vector<pipe::PriceLevel>& bids,
@@ -128,12 +130,14 @@ uint32_t book_checksum(const std::vector<pipe::PriceLevel>& bids,
 void WorkerLogic::push(WsConn& c, std::string frame) {
   if (c.queued_bytes() + frame.size() > cfg_.ws_queue_bytes) {
     if (c.resynced) {
+      shared_.metrics.slow_closes().add();
       c.close_conn("slow consumer: send queue overflowed twice");
       return;
     }
     // First overflow: drop what is queued and send fresh snapshots of its books instead.
     c.clear_queue();
     c.resynced = true;
+    shared_.metrics.slow_resyncs().add();
     for (const auto& key : c.subs) {
       const auto ch = parse_channel(key);
       if (ch && ch->kind == "order_book" && books_[ch->market].valid)
@@ -408,7 +412,10 @@ void WorkerLogic::ws_resume(const std::shared_ptr<WsConn>& c, std::string_view n
   }
   const auto m = static_cast<MarketId>(ch->market);
   std::vector<pipe::BookDelta> deltas;
-  if (nonce > books_[m].nonce || !pipe_.book_deltas(m, nonce, books_[m].nonce, deltas)) {
+  const bool have =
+      nonce <= books_[m].nonce && pipe_.book_deltas(m, nonce, books_[m].nonce, deltas);
+  shared_.metrics.read(ReadKind::kBookHistory, have);
+  if (!have) {
     push(*c, book_frame(*c, m, true, books_[m], nullptr, nullptr, 0));
     return;
   }
@@ -501,7 +508,8 @@ std::string WorkerLogic::book_frame(WsConn& c, MarketId m, bool snapshot, const 
   w.kv_i("begin_nonce", snapshot ? cache.nonce : begin_nonce);
   if (cache.valid) w.kv_i("checksum", book_checksum(cache.bids, cache.asks, pd, sd));
   w.end_obj();
-  stamp(w, cache.engine_ts_ns);
+  const int64_t sent = stamp(w, cache.engine_ts_ns);
+  if (!snapshot) shared_.metrics.freshness(index_, Chan::kOrderBook, sent - cache.engine_ts_ns);
   w.kv_s("type", snapshot ? "subscribed/order_book" : "update/order_book").end_obj();
   return s;
 }
@@ -528,7 +536,7 @@ std::string WorkerLogic::market_stats_frame(WsConn&, MarketId m, bool all, bool 
   } else {
     w.null();
   }
-  stamp(w, ts);
+  stamp(w, ts);  // pushed once a second: its age is the market's quiet time, not a freshness
   w.kv_s("type", snapshot ? "subscribed/market_stats" : "update/market_stats").end_obj();
   return s;
 }
@@ -545,7 +553,8 @@ std::string WorkerLogic::trades_frame(WsConn&, MarketId m,
     ts = std::max(ts, it->time_ns);
   }
   w.end_arr().key("liquidation_trades").arr().end_arr();
-  stamp(w, ts);
+  const int64_t sent = stamp(w, ts);
+  if (!snapshot && ts > 0) shared_.metrics.freshness(index_, Chan::kTrade, sent - ts);
   w.kv_s("type", snapshot ? "subscribed/trade" : "update/trade").end_obj();
   return s;
 }
@@ -618,7 +627,8 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
       w.kv_i("total_order_count", v->open_order_count).kv_i("daily_trades_count", v->trade_count);
     }
   });
-  stamp(w, ts);
+  const int64_t sent = stamp(w, ts);
+  if (!snapshot && ts > 0) shared_.metrics.freshness(index_, Chan::kAccount, sent - ts);
   w.kv_s("type", std::string(snapshot ? "subscribed/" : "update/") +
                      std::string(kind == "account_orders" ? "account_orders" : kind));
   w.end_obj();

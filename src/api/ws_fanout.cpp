@@ -39,7 +39,9 @@ bool WorkerLogic::refresh_book(MarketId m) {
   if (!rd) rd.emplace(pipe_.book(m).reader());
   BookCache& c = books_[m];
   return rd->read([&](const pipe::BookSnapshot* s) {
-    if (s == nullptr || (c.valid && s->nonce == c.nonce)) return false;
+    const bool current = s == nullptr || (c.valid && s->nonce == c.nonce);
+    shared_.metrics.read(ReadKind::kWorkerBook, current);
+    if (current) return false;
     c.nonce = s->nonce;
     c.engine_ts_ns = s->engine_ts_ns;
     c.bids = s->bids;
@@ -69,22 +71,39 @@ void WorkerLogic::fan_out_height() {
 }
 
 void WorkerLogic::on_wake() {
-  pipe_.poll_results(index_, [&](const pipe::Result& r) {
+  ApiMetrics& m = shared_.metrics;
+  obs::Track* const track = m.tracks[index_];
+  const int64_t t0 = now_ns();
+  const size_t results = pipe_.poll_results(index_, [&](const pipe::Result& r) {
     auto it = pending_.find(r.cookie);
     if (it == pending_.end()) return;
     auto done = std::move(it->second.done);
     pending_.erase(it);
     done(r);
   });
+  const int64_t t1 = now_ns();
+  const uint64_t pos0 = log_pos_;
   fan_out();
   fan_out_books();
   fan_out_height();
+  const int64_t t2 = now_ns();
+  const uint64_t updates = log_pos_ - pos0;
+  m.fan_out(index_, static_cast<uint64_t>(t2 - t1), updates);
+  m.read(ReadKind::kAccountOrders, true, dry_.order_list_reads);
+  m.read(ReadKind::kAccountOrders, false, dry_.order_list_lagging);
+  dry_.order_list_reads = dry_.order_list_lagging = 0;
+  if (track != nullptr) {
+    if (results > 0) track->span(m.ev_results, t0, t1, results);
+    track->span(m.ev_fan_out, t1, t2, updates);
+  }
 }
 
 void WorkerLogic::fan_out() {
   const auto& log = pipe_.read_side().log();
   const uint64_t head = log.head();
-  if (head - log_pos_ > log.capacity()) {
+  const bool overrun = head - log_pos_ > log.capacity();
+  shared_.metrics.read(ReadKind::kWsLog, !overrun);
+  if (overrun) {
     resync_all();
     log_pos_ = head;
     return;

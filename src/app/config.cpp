@@ -87,8 +87,8 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     os << origin << ":" << e.source().begin.line << ": " << e.description();
     return Status::error(os.str());
   }
-  static const char* kSections[] = {"server", "store", "engine",  "threads",
-                                    "log",    "demo",  "markets", "limits"};
+  static const char* kSections[] = {"server", "store",   "engine", "threads", "log",
+                                    "demo",   "markets", "limits", "obs"};
   for (auto&& [key, node] : root) {
     bool known = false;
     for (const char* s : kSections) known |= key.str() == s;
@@ -147,6 +147,15 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     TRY(get_str(*t, "file", c.log_file, origin));
     TRY(get_str(*t, "level", c.log_level, origin));
   }
+  if (const toml::table* t = root["obs"].as_table()) {
+    TRY(get_str(*t, "detail", c.obs_detail, origin));
+    TRY(get_str(*t, "trace_dir", c.trace_dir, origin));
+    TRY(get_int(*t, "trace_events_per_thread", c.trace_events_per_thread, origin, 1024, 1 << 24));
+    TRY(get_int(*t, "trace_window_ms", c.trace_window_ms, origin, 1, 600'000));
+    TRY(get_int(*t, "trace_min_interval_s", c.trace_min_interval_s, origin, 0, 86400));
+    TRY(get_int(*t, "dump_apply_batch_us", c.dump_apply_batch_us, origin, 0, 60'000'000));
+    TRY(get_int(*t, "dump_tx_ms", c.dump_tx_ms, origin, 0, 600'000));
+  }
   if (const toml::table* t = root["demo"].as_table()) {
     TRY(get_int(*t, "load_tps", c.demo_load_tps, origin, 0, 1'000'000));
     TRY(get_int(*t, "seed", c.demo_seed, origin, 0, INT64_MAX));
@@ -172,6 +181,8 @@ Status check_config(const Config& c) {
   if (c.wait_strategy != "spin" && c.wait_strategy != "spin_then_park" && c.wait_strategy != "park")
     return Status::error("threads.wait_strategy must be spin, spin_then_park or park, not '" +
                          c.wait_strategy + "'");
+  if (c.obs_detail != "off" && c.obs_detail != "loadtest")
+    return Status::error("obs.detail must be off or loadtest, not '" + c.obs_detail + "'");
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
   bool level_ok = false;
   for (const char* l : kLevels) level_ok |= c.log_level == l;
@@ -217,7 +228,12 @@ std::string describe(const Config& c) {
     << c.wait_strategy << "\"\nsequencer_core = " << c.sequencer_core
     << "\napply_core = " << c.apply_core << "\nsched_fifo_priority = " << c.sched_fifo_priority
     << "\n\n[log]\nfile = \"" << c.log_file << "\"\nlevel = \"" << c.log_level
-    << "\"\n\n[demo]\nload_tps = " << c.demo_load_tps << "\nseed = " << c.demo_seed << "\n";
+    << "\"\n\n[obs]\ndetail = \"" << c.obs_detail << "\"\ntrace_dir = \"" << c.trace_dir
+    << "\"\ntrace_events_per_thread = " << c.trace_events_per_thread
+    << "\ntrace_window_ms = " << c.trace_window_ms
+    << "\ntrace_min_interval_s = " << c.trace_min_interval_s
+    << "\ndump_apply_batch_us = " << c.dump_apply_batch_us << "\ndump_tx_ms = " << c.dump_tx_ms
+    << "\n\n[demo]\nload_tps = " << c.demo_load_tps << "\nseed = " << c.demo_seed << "\n";
   for (const MarketSeed& m : c.markets) {
     const MarketParams& p = m.params;
     o << "\n[[markets]]\nid = " << int(m.id) << "\nsymbol = \"" << p.symbol.data()

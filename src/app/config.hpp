@@ -52,6 +52,14 @@ struct Config {
   int sched_fifo_priority = 0;
   std::string log_file;
   std::string log_level = "info";
+  // [obs]
+  std::string obs_detail = "off";  // "loadtest": per-step timing and allocation counting
+  std::string trace_dir;           // automatic flight-recorder dumps; empty: <data_dir>/traces
+  uint32_t trace_events_per_thread = 1 << 17;
+  uint32_t trace_window_ms = 5000;
+  uint32_t trace_min_interval_s = 60;
+  uint32_t dump_apply_batch_us = 1000;  // a batch slower than this dumps (0: never)
+  uint32_t dump_tx_ms = 10;             // a tx life (recv -> reply) longer than this dumps
   uint32_t demo_load_tps = 0;
   uint64_t demo_seed = 1;
   std::vector<MarketSeed> markets;

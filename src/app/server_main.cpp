@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "config.hpp"
+#include "observability.hpp"
 #include "support/random_stream.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/server.hpp"
@@ -200,7 +201,9 @@ int serve(const app::Config& c) {
     return 2;
   }
 
+  app::Observability obs(c);
   pipe::PipelineConfig pc;
+  pc.metrics = obs.pipe_metrics();
   pc.workers = c.api_workers + 1;  // the last ingress ring is the server's own (markets, demo)
   pc.block_max_txs = c.block_max_txs;
   pc.block_interval_ms = c.block_interval_ms;
@@ -233,26 +236,14 @@ int serve(const app::Config& c) {
   ac.account_burst = c.account_burst;
   ac.max_connections = c.max_connections;
   ac.operator_pubkey = op_key;
-  api::ApiShared shared(ac);
+  api::ApiShared shared(ac, &obs.registry());
   shared.start_ms = realtime_ns() / 1'000'000;
   std::atomic<bool> snapshot_requested{false};
   shared.snapshot_trigger = [&] {
     snapshot_requested.store(true);
     return std::string("snapshot scheduled");
   };
-  shared.metrics_text = [&] {
-    const pipe::Pipeline::Stats st = pipeline.stats();
-    std::string m;
-    m += "# TYPE tachyon_applied_seq gauge\ntachyon_applied_seq " +
-         std::to_string(pipeline.applied_seq()) + "\n";
-    m += "# TYPE tachyon_ingress_ring_full_total counter\ntachyon_ingress_ring_full_total " +
-         std::to_string(st.ring_full) + "\n";
-    m += "# TYPE tachyon_apply_batches_total counter\ntachyon_apply_batches_total " +
-         std::to_string(st.apply_batches) + "\n";
-    m += "# TYPE tachyon_book_snapshots_total counter\ntachyon_book_snapshots_total " +
-         std::to_string(st.snapshots) + "\n";
-    return m;
-  };
+  obs.attach(journal.get(), pipeline, shared);
   shared.blocks = [&committer](uint64_t from, size_t limit) {
     return committer.recent(from, limit);
   };
@@ -262,8 +253,10 @@ int serve(const app::Config& c) {
     spdlog::critical("api: {}", s.message());
     return 2;
   }
+  obs.start();
   pipeline.start();
   spdlog::info("threads: {}", pipeline.placement_report());
+  spdlog::info("obs: detail {}, flight-recorder dumps into {}", c.obs_detail, obs.trace_dir());
   spdlog::info("listening on {}:{} (REST + WebSocket /stream), admin on {}:{}", c.listen_address,
                server.port(), c.admin_address, server.admin_port());
 
@@ -367,6 +360,7 @@ int serve(const app::Config& c) {
   pipeline.stop();   // drains the rings: everything submitted is sequenced, journaled, answered
   server.stop();     // delivers the last replies, closes connections
   committer.stop();  // drains: every sealed block is committed
+  obs.stop();
   const store::BlockCommitment last = committer.last();
   spdlog::info("committed height {} (seq {}), commitment {}", last.block, last.last_seq,
                store::to_hex(last.commitment.data(), last.commitment.size()));

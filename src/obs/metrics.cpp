@@ -48,6 +48,12 @@ void Registry::gauge_fn(std::string name, std::string help, std::string labels,
   add(Kind::kGaugeFn, std::move(name), std::move(help), std::move(labels)).fn = std::move(f);
 }
 
+void Registry::counter_fn(std::string name, std::string help, std::string labels,
+                          std::function<double()> f) {
+  std::lock_guard g(mu_);
+  add(Kind::kCounterFn, std::move(name), std::move(help), std::move(labels)).fn = std::move(f);
+}
+
 ShardedHistogram& Registry::histogram(std::string name, std::string help, std::string labels,
                                       size_t shards, Unit unit) {
   std::lock_guard g(mu_);
@@ -98,8 +104,8 @@ std::string Registry::prometheus() const {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Entry*>> fam;
   for (const Entry& e : entries_) {
-    const std::string n =
-        full_name(e.name, e.unit, e.kind == Kind::kCounter, e.kind == Kind::kHistogram);
+    const bool counter = e.kind == Kind::kCounter || e.kind == Kind::kCounterFn;
+    const std::string n = full_name(e.name, e.unit, counter, e.kind == Kind::kHistogram);
     auto [it, fresh] = fam.try_emplace(n);
     if (fresh) order.push_back(n);
     it->second.push_back(&e);
@@ -111,9 +117,9 @@ std::string Registry::prometheus() const {
     const Entry& first = *members.front();
     out += "# HELP " + n + " " + first.help + "\n";
     out += "# TYPE " + n + " ";
-    out += first.kind == Kind::kCounter     ? "counter"
-           : first.kind == Kind::kHistogram ? "histogram"
-                                            : "gauge";
+    out += first.kind == Kind::kCounter || first.kind == Kind::kCounterFn ? "counter"
+           : first.kind == Kind::kHistogram                               ? "histogram"
+                                                                          : "gauge";
     out += '\n';
     for (const Entry* e : members) {
       switch (e->kind) {
@@ -128,6 +134,7 @@ std::string Registry::prometheus() const {
           out += '\n';
           break;
         case Kind::kGaugeFn:
+        case Kind::kCounterFn:
           series(out, n, "", e->labels);
           append_num(out, e->fn());
           out += '\n';

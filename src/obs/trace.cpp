@@ -160,11 +160,15 @@ void FlightRecorder::dumper_loop() {
                   reason.c_str(), reason_value_.load(std::memory_order_relaxed) / 1000);
     const std::string path = cfg_.dir + file;
     const std::string json = chrome_json(now);
-    {
-      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    {  // written under a temporary name, then renamed: a reader never sees half a file
+      std::ofstream f(path + ".tmp", std::ios::binary | std::ios::trunc);
       f << json;
+      f.close();
       if (!f) continue;
     }
+    dumps_written_.fetch_add(1, std::memory_order_relaxed);
+    std::error_code ec;
+    std::filesystem::rename(path + ".tmp", path, ec);
     {
       std::lock_guard g(mu_);
       files_.push_back(path);
@@ -174,7 +178,6 @@ void FlightRecorder::dumper_loop() {
         files_.erase(files_.begin());
       }
     }
-    dumps_written_.fetch_add(1, std::memory_order_relaxed);
     dumped_cv_.notify_all();
   }
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "tachyon/core/clock.hpp"
+#include "tachyon/obs/alloc.hpp"
 #include "tachyon/pipe/placement.hpp"
 
 namespace tachyon::pipe {
@@ -25,7 +26,12 @@ class Pipeline::RingSink final : public UpdateSink {
  public:
   explicit RingSink(Pipeline& p) : p_(p) {}
   void on_update(const StateUpdate& u) override {
-    ApplyItem it{u, worker, cookie, t_recv_ns};
+    uint32_t exec_ns = 0;
+    if (u.type == UpdateType::kTxResult) {  // the last update of a tx: the engine is done with it
+      exec_ns =
+          static_cast<uint32_t>(std::clamp<int64_t>(realtime_ns() - u.time_ns, 0, UINT32_MAX));
+    }
+    ApplyItem it{u, worker, exec_ns, cookie, t_recv_ns};
     while (!p_.apply_ring_->try_push(it)) {
       p_.apply_bell_.ring();
       _mm_pause();
@@ -148,6 +154,10 @@ void Pipeline::sequencer_loop() {
   }
   RingSink sink(*this);
   Idler idler(cfg_.wait, seq_bell_);
+  PipeMetrics* const m = cfg_.metrics;
+  obs::Track* const track = m != nullptr ? m->seq_track : nullptr;
+  const bool detail = m != nullptr && m->detail;
+  const uint64_t* const allocated = detail ? obs::thread_allocated_counter() : nullptr;
   const int64_t interval_ns = int64_t{cfg_.block_interval_ms} * 1'000'000;
   for (;;) {
     size_t work = 0;
@@ -161,9 +171,28 @@ void Pipeline::sequencer_loop() {
             sink.worker = w;
             sink.cookie = in.cookie;
             sink.t_recv_ns = in.t_recv_ns;
+            const uint64_t alloc0 = allocated != nullptr ? *allocated : 0;
             engine_->execute(tx, sink);
-            if (journal_ != nullptr) journal_->append(tx);
-            if (committer_ != nullptr) committer_->push(tx);
+            if (!detail) {
+              if (journal_ != nullptr) journal_->append(tx);
+              if (committer_ != nullptr) committer_->push(tx);
+            } else {
+              const int64_t t1 = realtime_ns();
+              if (journal_ != nullptr) journal_->append(tx);
+              const int64_t t2 = realtime_ns();
+              if (committer_ != nullptr) committer_->push(tx);
+              if (m->journal_append_ns) m->journal_append_ns->record(uint64_t(t2 - t1));
+              if (m->commit_push_ns) m->commit_push_ns->record(uint64_t(realtime_ns() - t2));
+              if (allocated != nullptr && m->seq_alloc_bytes != nullptr)
+                m->seq_alloc_bytes->add_single(*allocated - alloc0);
+            }
+            if (m != nullptr) {
+              const int64_t done = realtime_ns();
+              if (m->queue_ns && in.t_recv_ns > 0 && tx.h.time_ns > in.t_recv_ns)
+                m->queue_ns->record(uint64_t(tx.h.time_ns - in.t_recv_ns));
+              if (m->execute_ns) m->execute_ns->record(uint64_t(done - tx.h.time_ns));
+              if (track) track->span(m->ev_execute, tx.h.time_ns, done, tx.h.seq);
+            }
             if (txs_in_block_++ == 0) block_start_ns_ = tx.h.time_ns;
             if (txs_in_block_ >= cfg_.block_max_txs) {
               if (committer_ != nullptr) committer_->seal(block_, tx.h.time_ns);
@@ -173,7 +202,10 @@ void Pipeline::sequencer_loop() {
           },
           cfg_.drain_limit);
     }
-    if (work > 0) apply_bell_.ring();
+    if (work > 0) {
+      apply_bell_.ring();
+      if (track) track->counter(m->ev_apply_depth, realtime_ns(), apply_ring_->size_approx());
+    }
     if (task_pending_.load(std::memory_order_acquire)) {
       std::lock_guard lk(task_mu_);
       (*task_)(*engine_);
@@ -248,8 +280,9 @@ void Pipeline::apply(const ApplyItem& it) {
     }
     case UpdateType::kTxResult: {
       const TxResultUpdate& t = u.result;
-      pending_.push_back(Pending{it.worker, Result{it.cookie, t.seq, t.block, t.order_index,
-                                                   t.reject, it.t_recv_ns, u.time_ns, 0}});
+      pending_.push_back(Pending{
+          it.worker, Result{it.cookie, t.seq, t.block, t.order_index, t.reject, it.t_recv_ns,
+                            u.time_ns, u.time_ns + int64_t{it.exec_ns}, 0, 0}});
       applied_seq_.store(t.seq, std::memory_order_release);
       break;
     }
@@ -366,7 +399,7 @@ size_t Pipeline::release_results() {
   const int64_t now = realtime_ns();
   while (!pending_.empty() && pending_.front().r.seq <= durable) {
     Pending& p = pending_.front();
-    p.r.t_applied_ns = now;
+    p.r.t_durable_ns = now;
     if (!results_[p.worker]->try_push(p.r)) break;  // the worker is slow: keep it, retry
     result_bells_[p.worker]->ring();
     pending_.pop_front();
@@ -382,26 +415,67 @@ void Pipeline::apply_loop() {
     placement_ += pl.report + "; ";
   }
   Idler idler(cfg_.wait, apply_bell_);
+  PipeMetrics* const m = cfg_.metrics;
+  obs::Track* const track = m != nullptr ? m->apply_track : nullptr;
+  const bool detail = m != nullptr && m->detail;
+  const uint64_t* const allocated = detail ? obs::thread_allocated_counter() : nullptr;
   for (;;) {
-    const bool sample = batch_samples_.size() < cfg_.batch_samples;
-    const int64_t t0 = sample ? realtime_ns() : 0;
-    const size_t n = apply_ring_->drain([&](const ApplyItem& it) { apply(it); }, 4096);
+    const int64_t t0 = realtime_ns();  // the agent loop reads the clock once per round
+    const size_t pending_before = pending_.size();
+    const uint64_t alloc0 = allocated != nullptr ? *allocated : 0;
+    size_t n = 0;
+    if (!detail) {
+      n = apply_ring_->drain([&](const ApplyItem& it) { apply(it); }, 4096);
+    } else {
+      n = apply_ring_->drain(
+          [&](const ApplyItem& it) {
+            const int64_t a = realtime_ns();
+            apply(it);
+            obs::Histogram* h =
+                m->apply_update_ns[static_cast<size_t>(it.u.type) % kUpdateTypeSlots];
+            if (h != nullptr) h->record(uint64_t(realtime_ns() - a));
+          },
+          4096);
+    }
     const int64_t now = realtime_ns();
     if (n > 0) {
       publish_changed();
       read_.publish(now, false);
       apply_batches_.fetch_add(1, std::memory_order_relaxed);
-      if (sample) {
+      const int64_t t1 = realtime_ns();
+      // Results of this batch were applied (caches updated, snapshots published) by now.
+      for (size_t i = pending_before; i < pending_.size(); ++i) {
+        Result& r = pending_.at(i).r;
+        r.t_applied_ns = t1;
+        if (m != nullptr && m->exec_to_applied_ns && t1 > r.t_exec_ns)
+          m->exec_to_applied_ns->record(uint64_t(t1 - r.t_exec_ns));
+      }
+      if (batch_samples_.size() < cfg_.batch_samples) {
         batch_samples_.push_back(
-            BatchSample{static_cast<uint32_t>(std::min<int64_t>(realtime_ns() - t0, UINT32_MAX)),
+            BatchSample{static_cast<uint32_t>(std::min<int64_t>(t1 - t0, UINT32_MAX)),
                         static_cast<uint32_t>(n)});
+      }
+      if (m != nullptr) {
+        if (m->apply_batch_ns) m->apply_batch_ns->record(uint64_t(t1 - t0));
+        if (m->apply_batch_updates) m->apply_batch_updates->record(n);
+        if (m->publish_ns) m->publish_ns->record(uint64_t(t1 - now));
+        if (track) {
+          track->span(m->ev_batch, t0, now, n);
+          track->span(m->ev_publish, now, t1, n);
+        }
+        if (m->apply_batch_dump_ns > 0 && t1 - t0 > m->apply_batch_dump_ns && track)
+          track->recorder().request_dump(m->ev_batch, uint64_t(t1 - t0));
+        if (allocated != nullptr && m->apply_alloc_bytes != nullptr)
+          m->apply_alloc_bytes->add_single(*allocated - alloc0);
       }
     } else if (read_.history_dirty() || read_.orders_pending()) {
       // idle: the history now; held-back order lists when their interval is due
       read_.publish(now, true);
     }
     for (auto& b : books_) b->collect();
+    const int64_t r0 = track != nullptr ? realtime_ns() : 0;
     const size_t routed = release_results();
+    if (routed > 0 && track != nullptr) track->span(m->ev_route, r0, realtime_ns(), routed);
     if ((n > 0 || routed > 0) && notify_) notify_();
     if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
         apply_ring_->size_approx() == 0) {

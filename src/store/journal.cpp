@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -272,6 +273,7 @@ void Journal::writer_loop() {
       last = pending_last_;
     }
     space_cv_.notify_all();
+    const auto c0 = std::chrono::steady_clock::now();
     Status s;
     if (segment_size_ + writing_.size() > cfg_.segment_bytes && segment_size_ > kSegmentHeaderSize)
       s = roll_segment(first);
@@ -294,6 +296,12 @@ void Journal::writer_loop() {
       stats_.records += last - first + 1;
       stats_.bytes += writing_.size();
       if (on_durable_) on_durable = on_durable_;
+      if (m_group_records_ != nullptr) m_group_records_->record(last - first + 1);
+      if (m_commit_ns_ != nullptr)
+        m_commit_ns_->record(
+            static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - c0)
+                                      .count()));
     }
     writing_.clear();
     if (cfg_.durability != Durability::kNone) durable_seq_.store(last, std::memory_order_release);

@@ -301,7 +301,7 @@ Rec rec(uint64_t pos) { return {pos, pos * 0x9E3779B97F4A7C15ull, ~pos, pos ^ (p
 bool intact(const Rec& r, uint64_t pos) { return r == rec(pos); }
 
 TEST(PublishedBroadcastLog, reads_what_was_appended_until_a_lap_overwrites_it) {
-  pipe::BroadcastLog<Rec> log(8);
+  BroadcastLog<Rec> log(8);
   Rec r{};
   EXPECT_FALSE(log.read(0, r));  // nothing written yet
   for (uint64_t i = 0; i < 5; ++i) log.append(rec(i));
@@ -318,7 +318,7 @@ TEST(PublishedBroadcastLog, reads_what_was_appended_until_a_lap_overwrites_it) {
 
 TEST(PublishedBroadcastLog, a_tailing_reader_gets_whole_records_in_order_or_learns_it_fell_behind) {
   constexpr uint64_t kN = 300'000;
-  pipe::BroadcastLog<Rec> log(64);
+  BroadcastLog<Rec> log(64);
   std::thread writer([&] {
     for (uint64_t i = 0; i < kN; ++i) log.append(rec(i));
   });

@@ -52,6 +52,9 @@ class DryRunner {
   pipe::AccountTable& accounts() { return rs_.accounts(); }
   pipe::EpochDomain::Reader& account_reader() { return acct_reader_; }
   uint32_t chain_id() const { return chain_id_; }
+  // Order-list reads (cancel/modify of an own order) answered from the account's published list,
+  // and those let through to the sequencer because the list lagged.
+  uint64_t order_list_reads = 0, order_list_lagging = 0;
 
  private:
   Reject run(SignedTx& st, int64_t now_ms, std::string& message, bool reserve);

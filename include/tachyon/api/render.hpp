@@ -12,6 +12,11 @@ namespace tachyon::api {
 
 using MarketLookup = std::function<std::optional<pipe::MarketView>(MarketId)>;
 
+struct HttpReply;  // worker.hpp
+// An error body {"code", "message"} with an HTTP status; a Reject with its message and detail.
+HttpReply error_reply(int http, int code, std::string_view message);
+HttpReply reject_reply(Reject code, std::string_view detail);
+
 std::string_view symbol_of(const MarketParams& p);
 std::string_view order_status(RemoveReason r);
 std::string_view order_type_name(OrderType t);

@@ -16,6 +16,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include "tachyon/api/api_metrics.hpp"
 #include "tachyon/api/dry_run.hpp"
 #include "tachyon/api/form.hpp"
 #include "tachyon/pipe/pipeline.hpp"
@@ -48,14 +49,28 @@ struct ApiConfig {
 // State every worker shares: all synchronised.
 class ApiShared {
  public:
-  explicit ApiShared(const ApiConfig& c) : cfg(c) {}
+  // `reg`: where the api's metrics register (the app's registry); null: a private one.
+  explicit ApiShared(const ApiConfig& c, obs::Registry* reg = nullptr)
+      : cfg(c),
+        own_registry_(reg == nullptr ? std::make_unique<obs::Registry>() : nullptr),
+        registry(reg != nullptr ? *reg : *own_registry_),
+        metrics(registry, c.workers) {}
   const ApiConfig cfg;
+
+ private:
+  std::unique_ptr<obs::Registry> own_registry_;
+
+ public:
+  obs::Registry& registry;
+  ApiMetrics metrics;
   InflightNonces inflight;
   std::atomic<bool> ready{false};
   std::atomic<int64_t> operator_nonce{0};
   std::atomic<uint64_t> connections{0};
   std::function<std::string()> snapshot_trigger;  // admin: returns a status line
-  std::function<std::string()> metrics_text;      // admin /metrics
+  std::function<std::string()> metrics_text;      // admin /metrics (Prometheus text)
+  std::function<std::string()> latency_text;      // admin /admin/latency (percentile table)
+  std::function<std::string()> trace_json;        // admin /admin/trace (Chrome trace JSON)
   // Block commitments (the committer's recent ones), oldest first; null: not served.
   std::function<std::vector<store::BlockCommitment>(uint64_t from, size_t limit)> blocks;
   std::function<uint64_t()> current_height;
@@ -147,6 +162,8 @@ class WorkerLogic {
   struct Pending {
     std::function<void(const pipe::Result&)> done;
   };
+  // Records a tx's stages once its reply is on its way (t_dry: the dry-run finished).
+  void record_stages(const pipe::Result& r, int64_t t_dry_ns, int64_t t_sent_ns);
   struct BookCache {
     uint64_t nonce = 0;
     int64_t engine_ts_ns = 0;
@@ -164,7 +181,9 @@ class WorkerLogic {
   HttpReply send_form(const FormFields& f, bool admin, bool batch, bool dry, bool& deferred,
                       ReplyFn& done);
   // Submits a dry-run-clean tx; `done` runs with the sequencer's result.
-  bool submit(const SignedTx& st, std::function<void(const pipe::Result&)> done);
+  // t_recv_ns: when the request arrived (0: now).
+  bool submit(const SignedTx& st, std::function<void(const pipe::Result&)> done,
+              int64_t t_recv_ns = 0);
 
   // WS
   void ws_subscribe(const std::shared_ptr<WsConn>& c, std::string_view channel,

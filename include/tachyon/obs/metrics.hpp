@@ -51,6 +51,9 @@ class Registry {
   Gauge& gauge(std::string name, std::string help, std::string labels = {});
   // A gauge read from a function when rendered (jemalloc stats, ring depths, applied seq).
   void gauge_fn(std::string name, std::string help, std::string labels, std::function<double()> f);
+  // A counter kept elsewhere (a component's own atomic), read when rendered.
+  void counter_fn(std::string name, std::string help, std::string labels,
+                  std::function<double()> f);
   // Recorded in ns (kSeconds), plain counts or bytes; `shards` writer threads.
   ShardedHistogram& histogram(std::string name, std::string help, std::string labels, size_t shards,
                               Unit unit = Unit::kSeconds);
@@ -63,7 +66,7 @@ class Registry {
   std::vector<std::pair<std::string, HistogramSnapshot>> histograms() const;
 
  private:
-  enum class Kind : uint8_t { kCounter, kGauge, kGaugeFn, kHistogram };
+  enum class Kind : uint8_t { kCounter, kCounterFn, kGauge, kGaugeFn, kHistogram };
   struct Entry {
     Kind kind;
     std::string name, help, labels;

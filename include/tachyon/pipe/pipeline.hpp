@@ -19,6 +19,7 @@
 
 #include "tachyon/engine/engine.hpp"
 #include "tachyon/pipe/book_snapshot.hpp"
+#include "tachyon/pipe/pipe_metrics.hpp"
 #include "tachyon/pipe/published.hpp"
 #include "tachyon/pipe/read_side.hpp"
 #include "tachyon/pipe/spsc_ring.hpp"
@@ -44,6 +45,7 @@ struct PipelineConfig {
   int apply_core = -1;
   int fifo_priority = 0;  // 0: normal scheduling
   ReadSideConfig read;
+  PipeMetrics* metrics = nullptr;  // histograms and trace tracks (owned by the app)
 };
 
 struct Ingress {
@@ -58,9 +60,14 @@ struct Result {
   uint64_t block;
   OrderIndex order_index;
   Reject reject;
+  // The tx's life (realtime ns): the api worker received it, the sequencer took it from the
+  // ingress ring (= the tx's time), the engine finished it, the apply thread had applied its
+  // updates and published, and the apply thread saw it durable and routed this result.
   int64_t t_recv_ns;
-  int64_t t_exec_ns;     // the engine executed it (sequencer clock)
-  int64_t t_applied_ns;  // the apply thread routed it (durable by then)
+  int64_t t_seq_ns;
+  int64_t t_exec_ns;
+  int64_t t_applied_ns;
+  int64_t t_durable_ns;
 };
 
 class Pipeline {
@@ -119,6 +126,7 @@ class Pipeline {
   struct ApplyItem {
     StateUpdate u;
     uint32_t worker;
+    uint32_t exec_ns;  // kTxResult: executed this long after its seq time
     uint64_t cookie;
     int64_t t_recv_ns;
   };
@@ -202,6 +210,8 @@ class Pipeline {
     explicit PendingQueue(size_t cap) : buf_(cap) {}
     bool empty() const { return n_ == 0; }
     Pending& front() { return buf_[head_]; }
+    size_t size() const { return n_; }
+    Pending& at(size_t i) { return buf_[(head_ + i) % buf_.size()]; }
     Pending& back() { return buf_[(head_ + n_ - 1) % buf_.size()]; }
     void pop_front() {
       head_ = (head_ + 1) % buf_.size();

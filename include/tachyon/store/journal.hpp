@@ -20,6 +20,7 @@
 
 #include "tachyon/core/status.hpp"
 #include "tachyon/engine/tx.hpp"
+#include "tachyon/obs/histogram.hpp"
 
 namespace tachyon::store {
 
@@ -78,6 +79,13 @@ class Journal {
     std::lock_guard lk(mu_);
     on_durable_ = std::move(cb);
   }
+  // Group-commit metrics, recorded by the writer thread (set before the first append; null: off):
+  // records per commit and the commit's write(2) + fdatasync time.
+  void set_metrics(obs::Histogram* group_records, obs::Histogram* commit_ns) {
+    std::lock_guard lk(mu_);
+    m_group_records_ = group_records;
+    m_commit_ns_ = commit_ns;
+  }
   // Flushes everything and stops the writer thread.
   void close();
   // Deletes segments wholly covered by a snapshot at `seq`.
@@ -112,6 +120,8 @@ class Journal {
   std::atomic<bool> failed_{false};
   std::string failure_;
   std::function<void(uint64_t)> on_durable_;
+  obs::Histogram* m_group_records_ = nullptr;
+  obs::Histogram* m_commit_ns_ = nullptr;
   Stats stats_;
   std::thread writer_;
 };

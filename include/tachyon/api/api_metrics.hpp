@@ -1,0 +1,80 @@
+#pragma once
+// What the api workers record (issue 6), registered once at start-up in an obs::Registry. Every
+// histogram has one shard per worker (the worker's index picks it); counters are shared.
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "tachyon/core/reject.hpp"
+#include "tachyon/obs/metrics.hpp"
+#include "tachyon/obs/trace.hpp"
+
+namespace tachyon::api {
+
+// A tx's life, as the worker that answered it sees it (pipe::Result carries the stamps).
+enum class Stage : uint8_t {
+  kRecvToDryRun,      // request decoded, dry-run done on the worker
+  kDryRunToSeq,       // ingress ring wait until the sequencer took it
+  kSeqToExec,         // engine execution
+  kExecToApplied,     // apply ring + read-side caches + snapshot publication
+  kAppliedToDurable,  // waiting for the journal's group commit (fsync mode)
+  kDurableToSent,     // result ring + worker wake-up + reply written
+  kRecvToSent,        // the whole life
+  kCount
+};
+// WebSocket channel kinds for freshness (engine time -> api send).
+enum class Chan : uint8_t { kOrderBook, kTrade, kAccount, kCount };
+// Read-side kinds for cache effectiveness: a read answered from the published snapshot (or the
+// worker's copy of it), or a fallback answered another, slower way: the worker's book copy had
+// to be reloaded; an account's order list lagged (the dry-run let the tx through); the update
+// log was overrun (resync every connection); book history too short for a resume (snapshot).
+enum class ReadKind : uint8_t { kWorkerBook, kAccountOrders, kWsLog, kBookHistory, kCount };
+
+class ApiMetrics {
+ public:
+  ApiMetrics(obs::Registry& r, uint32_t workers);
+  obs::Registry& registry() { return reg_; }
+
+  void dry_run(uint32_t w, int tx_type, uint64_t ns) {
+    dry_run_[static_cast<uint8_t>(tx_type)]->record(w, ns);
+  }
+  void stage(uint32_t w, Stage s, int64_t ns) {
+    if (ns >= 0) stages_[static_cast<size_t>(s)]->record(w, static_cast<uint64_t>(ns));
+  }
+  void freshness(uint32_t w, Chan c, int64_t ns) {
+    if (ns >= 0) fresh_[static_cast<size_t>(c)]->record(w, static_cast<uint64_t>(ns));
+  }
+  void fan_out(uint32_t w, uint64_t ns, uint64_t updates) {
+    fanout_ns_->record(w, ns);
+    fanout_updates_->record(w, updates);
+  }
+  // A tx's final outcome (dry-run or sequencer), by type and code.
+  void tx_result(int tx_type, uint32_t code);
+  void read(ReadKind k, bool hit, uint64_t n = 1) {
+    if (n > 0) (hit ? reads_ : fallbacks_)[static_cast<size_t>(k)]->add(n);
+  }
+  obs::Counter& slow_resyncs() { return *slow_resyncs_; }
+  obs::Counter& slow_closes() { return *slow_closes_; }
+  // The worker's flight-recorder track (null until set by the app).
+  std::vector<obs::Track*> tracks;
+  uint16_t ev_dry_run = 0, ev_fan_out = 0, ev_results = 0, ev_slow_tx = 0;
+  int64_t slow_tx_dump_ns = 0;  // a tx life longer than this dumps the flight recorder (0: off)
+
+ private:
+  obs::Registry& reg_;
+  std::array<obs::ShardedHistogram*, 256> dry_run_{};
+  std::array<obs::ShardedHistogram*, size_t(Stage::kCount)> stages_{};
+  std::array<obs::ShardedHistogram*, size_t(Chan::kCount)> fresh_{};
+  obs::ShardedHistogram* fanout_ns_ = nullptr;
+  obs::ShardedHistogram* fanout_updates_ = nullptr;
+  std::array<obs::Counter*, 256> ok_{}, rejected_{};
+  absl::flat_hash_map<uint32_t, obs::Counter*> rejects_;  // fixed after construction
+  obs::Counter* reject_other_ = nullptr;
+  std::array<obs::Counter*, size_t(ReadKind::kCount)> reads_{}, fallbacks_{};
+  obs::Counter* slow_resyncs_ = nullptr;
+  obs::Counter* slow_closes_ = nullptr;
+};
+
+}  // namespace tachyon::api

@@ -1,0 +1,41 @@
+#pragma once
+// What the sequencer and apply threads record about themselves (issue 6): histograms and
+// flight-recorder tracks made by the app from its obs::Registry. Every pointer may be null (tests
+// and benchmarks run the pipeline bare). Each histogram has exactly one writer thread.
+#include <array>
+#include <cstdint>
+
+#include "tachyon/engine/update.hpp"
+#include "tachyon/obs/metrics.hpp"
+#include "tachyon/obs/trace.hpp"
+
+namespace tachyon::pipe {
+
+inline constexpr size_t kUpdateTypeSlots = 32;
+
+struct PipeMetrics {
+  // apply thread
+  obs::Histogram* apply_batch_ns = nullptr;       // drain + caches + publication, per batch
+  obs::Histogram* apply_batch_updates = nullptr;  // updates per batch
+  obs::Histogram* publish_ns = nullptr;           // book snapshots + read-side publication
+  obs::Histogram* exec_to_applied_ns = nullptr;   // per tx: executed -> applied
+  obs::Track* apply_track = nullptr;
+  int64_t apply_batch_dump_ns = 0;  // a batch slower than this dumps the flight recorder
+  // sequencer thread
+  obs::Histogram* queue_ns = nullptr;    // per tx: api submit -> sequenced (ingress ring wait)
+  obs::Histogram* execute_ns = nullptr;  // per tx: engine execute (+ journal hand-off)
+  obs::Track* seq_track = nullptr;
+  // Load-test detail ([obs] detail = "loadtest"): per-step timing and allocation counting on the
+  // two hot threads. Off: one predictable branch per batch and per tx.
+  bool detail = false;
+  obs::Histogram* journal_append_ns = nullptr;                      // sequencer, detail
+  obs::Histogram* commit_push_ns = nullptr;                         // sequencer, detail
+  std::array<obs::Histogram*, kUpdateTypeSlots> apply_update_ns{};  // apply, detail, by type
+  obs::Counter* seq_alloc_bytes = nullptr;                          // detail
+  obs::Counter* apply_alloc_bytes = nullptr;                        // detail
+  // flight-recorder event names
+  uint16_t ev_execute = 0, ev_batch = 0, ev_publish = 0, ev_apply_depth = 0, ev_ingress_depth = 0,
+           ev_route = 0;
+};
+
+}  // namespace tachyon::pipe

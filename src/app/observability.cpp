@@ -1,0 +1,144 @@
+#include "observability.hpp"
+
+#include "tachyon/obs/alloc.hpp"
+
+namespace tachyon::app {
+
+namespace {
+obs::RecorderConfig recorder_config(const Config& c, const std::string& dir) {
+  obs::RecorderConfig r;
+  r.events_per_track = c.trace_events_per_thread;
+  r.window_ns = int64_t{c.trace_window_ms} * 1'000'000;
+  r.min_interval_ns = int64_t{c.trace_min_interval_s} * 1'000'000'000;
+  r.dir = dir;
+  return r;
+}
+const char* update_name(size_t t) {
+  switch (static_cast<UpdateType>(t)) {
+    case UpdateType::kTxResult: return "tx_result";
+    case UpdateType::kOrderAdded: return "order_added";
+    case UpdateType::kOrderReduced: return "order_reduced";
+    case UpdateType::kOrderRemoved: return "order_removed";
+    case UpdateType::kTrade: return "trade";
+    case UpdateType::kPosition: return "position";
+    case UpdateType::kBalance: return "balance";
+    case UpdateType::kMarkPrice: return "mark_price";
+    case UpdateType::kMarket: return "market";
+    case UpdateType::kAccount: return "account";
+    case UpdateType::kApiKey: return "api_key";
+  }
+  return nullptr;
+}
+}  // namespace
+
+Observability::Observability(const Config& c)
+    : trace_dir_(c.trace_dir.empty() ? c.data_dir + "/traces" : c.trace_dir),
+      recorder_(recorder_config(c, trace_dir_)) {
+  obs::Registry& r = registry_;
+  pipe::PipeMetrics& p = pipe_;
+  p.apply_batch_ns = &r.histogram("tachyon_apply_batch",
+                                  "Apply thread: one batch (drain, caches, publication)", "", 1)
+                          .shard(0);
+  p.apply_batch_updates = &r.histogram("tachyon_apply_batch_updates",
+                                       "Apply thread: updates per batch", "", 1, obs::Unit::kCount)
+                               .shard(0);
+  p.publish_ns =
+      &r.histogram("tachyon_snapshot_publish",
+                   "Apply thread: book snapshots and read-side views published per batch", "", 1)
+           .shard(0);
+  p.exec_to_applied_ns =
+      &r.histogram("tachyon_exec_to_applied",
+                   "Per tx: engine done -> its batch applied and published", "", 1)
+           .shard(0);
+  p.queue_ns =
+      &r.histogram("tachyon_ingress_wait", "Per tx: api submit -> taken by the sequencer", "", 1)
+           .shard(0);
+  p.execute_ns =
+      &r.histogram("tachyon_sequencer_tx",
+                   "Per tx on the sequencer: execute, journal and committer hand-off", "", 1)
+           .shard(0);
+  p.apply_batch_dump_ns = int64_t{c.dump_apply_batch_us} * 1000;
+  slow_tx_dump_ns_ = int64_t{c.dump_tx_ms} * 1'000'000;
+  p.seq_track = &recorder_.track("sequencer");
+  p.apply_track = &recorder_.track("apply");
+  p.ev_execute = recorder_.name_id("execute");
+  p.ev_batch = recorder_.name_id("apply_batch");
+  p.ev_publish = recorder_.name_id("publish");
+  p.ev_apply_depth = recorder_.name_id("apply_ring_depth");
+  p.ev_ingress_depth = recorder_.name_id("ingress_depth");
+  p.ev_route = recorder_.name_id("route_results");
+  p.detail = c.obs_detail == "loadtest";
+  if (p.detail) {
+    p.journal_append_ns = &r.histogram("tachyon_detail_journal_append",
+                                       "Load-test detail: journal append on the sequencer", "", 1)
+                               .shard(0);
+    p.commit_push_ns = &r.histogram("tachyon_detail_committer_push",
+                                    "Load-test detail: committer hand-off on the sequencer", "", 1)
+                            .shard(0);
+    for (size_t t = 0; t < pipe::kUpdateTypeSlots; ++t) {
+      const char* n = update_name(t);
+      if (n == nullptr) continue;
+      p.apply_update_ns[t] =
+          &r.histogram("tachyon_detail_apply_update",
+                       "Load-test detail: one update applied to the read-side caches, by type",
+                       std::string("type=\"") + n + "\"", 1)
+               .shard(0);
+    }
+    p.seq_alloc_bytes =
+        &r.counter("tachyon_detail_allocated_bytes",
+                   "Load-test detail: bytes allocated on a hot thread", "thread=\"sequencer\"");
+    p.apply_alloc_bytes =
+        &r.counter("tachyon_detail_allocated_bytes",
+                   "Load-test detail: bytes allocated on a hot thread", "thread=\"apply\"");
+  }
+  r.gauge_fn("tachyon_obs_detail", "1 when the load-test detail is on", "",
+             [d = p.detail] { return d ? 1.0 : 0.0; });
+  r.gauge_fn("tachyon_jemalloc_allocated_bytes", "jemalloc stats.allocated", "",
+             [] { return double(obs::alloc_stats().allocated); });
+  r.gauge_fn("tachyon_jemalloc_active_bytes", "jemalloc stats.active", "",
+             [] { return double(obs::alloc_stats().active); });
+  r.gauge_fn("tachyon_jemalloc_resident_bytes", "jemalloc stats.resident", "",
+             [] { return double(obs::alloc_stats().resident); });
+  r.counter_fn("tachyon_trace_dumps_written", "Automatic flight-recorder dumps written", "",
+               [this] { return double(recorder_.dumps_written()); });
+  r.counter_fn("tachyon_trace_dumps_suppressed", "Automatic dumps skipped by the rate limit", "",
+               [this] { return double(recorder_.dumps_suppressed()); });
+}
+
+void Observability::attach(store::Journal* journal, pipe::Pipeline& pipeline,
+                           api::ApiShared& shared) {
+  obs::Registry& r = registry_;
+  if (journal != nullptr) {
+    journal->set_metrics(
+        &r.histogram("tachyon_journal_group_commit_txs", "Txs per journal group commit", "", 1,
+                     obs::Unit::kCount)
+             .shard(0),
+        &r.histogram("tachyon_journal_group_commit",
+                     "One group commit: write(2) + fdatasync per the durability setting", "", 1)
+             .shard(0));
+  }
+  r.gauge_fn("tachyon_applied_seq", "The last seq the apply thread applied", "",
+             [&pipeline] { return double(pipeline.applied_seq()); });
+  r.counter_fn("tachyon_ingress_ring_full",
+               "Submits refused because a worker's ingress ring was full (busy)", "",
+               [&pipeline] { return double(pipeline.stats().ring_full); });
+  r.counter_fn("tachyon_apply_batches", "Apply batches since start", "",
+               [&pipeline] { return double(pipeline.stats().apply_batches); });
+  r.counter_fn("tachyon_book_snapshots", "Book snapshots published since start", "",
+               [&pipeline] { return double(pipeline.stats().snapshots); });
+  r.gauge_fn("tachyon_connections", "Open client connections", "",
+             [&shared] { return double(shared.connections.load()); });
+  api::ApiMetrics& m = shared.metrics;
+  for (size_t w = 0; w < m.tracks.size(); ++w)
+    m.tracks[w] = &recorder_.track("api worker " + std::to_string(w));
+  m.ev_dry_run = recorder_.name_id("dry_run");
+  m.ev_fan_out = recorder_.name_id("ws_fan_out");
+  m.ev_results = recorder_.name_id("route_results");
+  m.ev_slow_tx = recorder_.name_id("slow_tx");
+  m.slow_tx_dump_ns = slow_tx_dump_ns_;
+  shared.metrics_text = [this] { return registry_.prometheus(); };
+  shared.latency_text = [this] { return registry_.table(); };
+  shared.trace_json = [this] { return recorder_.chrome_json(); };
+}
+
+}  // namespace tachyon::app
