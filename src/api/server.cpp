@@ -312,6 +312,9 @@ struct ApiServer::Impl {
             ::close(fd);
             return;
           }
+          // Replies and pushes are small and latency-bound: no Nagle delay behind an un-ACKed
+          // segment (measured: ms of extra ack latency under load without it).
+          sock.set_option(tcp::no_delay(true), e2);
           std::make_shared<HttpSession>(std::move(sock), w, shared, is_admin)->run();
         });
       }
