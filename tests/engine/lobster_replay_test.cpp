@@ -497,8 +497,10 @@ double pct(size_t n, size_t d) { return d == 0 ? 0.0 : 100.0 * static_cast<doubl
 
 Stats replay(const Dataset& d) {
   const std::string dir = TACHYON_LOBSTER_DIR;
-  const auto msgs = load_messages(dir + "/" + d.message_file);
-  const auto rows = load_rows(dir + "/" + d.orderbook_file, d.levels);
+  std::string err;
+  const auto msgs = load_messages(dir + "/" + d.message_file, &err);
+  const auto rows = load_rows(dir + "/" + d.orderbook_file, d.levels, &err);
+  EXPECT_TRUE(err.empty()) << err;
   EXPECT_EQ(msgs.size(), d.rows);
   EXPECT_EQ(rows.size(), d.rows);
   if (msgs.empty() || msgs.size() != rows.size()) return {};

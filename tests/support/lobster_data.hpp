@@ -1,5 +1,6 @@
 #pragma once
-// Reading LOBSTER sample files (gzipped CSV; format in tests/data/lobster/SOURCES.md).
+// Reading LOBSTER sample files (gzipped CSV; format in tests/data/lobster/SOURCES.md). Used by
+// the replay test and by tachyon-load (which replays real order flow into the server).
 #include <zlib.h>
 
 #include <charconv>
@@ -78,16 +79,19 @@ inline bool parse_time_ns(std::string_view s, int64_t& ns) {
   return true;
 }
 
-inline std::vector<Message> load_messages(const std::string& path) {
+// Empty with `error` set (when given) on a malformed line or an unreadable file.
+inline std::vector<Message> load_messages(const std::string& path, std::string* error = nullptr) {
   std::vector<Message> out;
-  for (const std::string& line : read_gz_lines(path)) {
+  const std::vector<std::string> lines = read_gz_lines(path);
+  if (lines.empty() && error != nullptr) *error = "cannot read " + path + " (or it is empty)";
+  for (const std::string& line : lines) {
     auto f = split_csv(line);
     Message m{};
     int64_t type = 0, dir = 0;
     if (f.size() != 6 || !parse_time_ns(f[0], m.time_ns) || !parse_i64(f[1], type) ||
         !parse_i64(f[2], m.id) || !parse_i64(f[3], m.size) || !parse_i64(f[4], m.price) ||
         !parse_i64(f[5], dir)) {
-      ADD_FAILURE() << "bad message line in " << path << ": " << line;
+      if (error != nullptr) *error = "bad message line in " + path + ": " + line;
       return {};
     }
     m.type = static_cast<int>(type);
@@ -97,7 +101,8 @@ inline std::vector<Message> load_messages(const std::string& path) {
   return out;
 }
 
-inline std::vector<Row> load_rows(const std::string& path, int levels) {
+inline std::vector<Row> load_rows(const std::string& path, int levels,
+                                  std::string* error = nullptr) {
   std::vector<Row> out;
   for (const std::string& line : read_gz_lines(path)) {
     auto f = split_csv(line);
@@ -105,7 +110,7 @@ inline std::vector<Row> load_rows(const std::string& path, int levels) {
     bool ok = f.size() == static_cast<size_t>(4 * levels);
     for (size_t i = 0; ok && i < f.size(); ++i) ok = parse_i64(f[i], r[i]);
     if (!ok) {
-      ADD_FAILURE() << "bad orderbook line in " << path << ": " << line;
+      if (error != nullptr) *error = "bad orderbook line in " + path + ": " + line;
       return {};
     }
     out.push_back(std::move(r));

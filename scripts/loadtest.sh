@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Load test: starts tachyon with a load-test configuration (the embedded defaults with the
+# per-IP and per-account limits lifted, loopback only, a fresh data dir), runs tachyon-load for a
+# scenario, stops the server, and leaves everything in one folder: the report (report.txt,
+# report.json, SVG plots), the server's /metrics and /admin/latency at the end, its log, and any
+# flight-recorder dumps.
+#
+#   scripts/loadtest.sh [--scenario mixed|demo|lobster] [--rate N] [--duration S] [--out DIR]
+#                       [--durability fsync|write|none] [--detail off|loadtest]
+#                       [--workers N] [-- extra tachyon-load options]
+#
+# Examples:
+#   scripts/loadtest.sh --rate 5000 --duration 60
+#   scripts/loadtest.sh --scenario lobster --duration 30 -- --speed 10
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scenario=mixed rate=1000 duration=10 out="" durability=fsync detail=off workers=2 build=1
+extra=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --scenario) scenario="$2"; shift 2 ;;
+    --rate) rate="$2"; shift 2 ;;
+    --duration) duration="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --durability) durability="$2"; shift 2 ;;
+    --detail) detail="$2"; shift 2 ;;
+    --workers) workers="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "loadtest.sh: unknown option $1 (see the header of this script)" >&2; exit 2 ;;
+  esac
+done
+out="${out:-loadtest-$(date +%Y%m%d-%H%M%S)-${scenario}}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+
+if [[ $build == 1 ]]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release --target tachyon tachyon-load
+fi
+bin=build/release/src/app
+
+# The configuration: the embedded defaults with these lines replaced (each must exist).
+cfg="$out/tachyon-loadtest.toml"
+cp configs/tachyon.toml "$cfg"
+edit() {
+  grep -q "^$1" "$cfg" || { echo "loadtest.sh: '$1' not in configs/tachyon.toml" >&2; exit 2; }
+  sed -i "s|^$1.*|$1 $2|" "$cfg"
+}
+edit 'listen_address =' '"127.0.0.1"'
+edit 'port =' '0'
+edit 'admin_port =' '0'
+edit 'workers =' "$workers"
+edit 'max_subscriptions =' '10000'
+edit 'max_connections_per_ip =' '10000'
+edit 'ip_rate_per_s =' '10000000'
+edit 'ip_burst =' '10000000'
+edit 'account_rate_per_s =' '10000000'
+edit 'account_burst =' '10000000'
+edit 'data_dir =' "\"$out/data\""
+edit 'durability =' "\"$durability\""
+edit 'detail =' "\"$detail\""
+edit 'trace_dir =' "\"$out/traces\""
+
+log="$out/server.log"
+"$bin/tachyon" --config "$cfg" >"$log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do
+  grep -q "] ready: " "$log" && break
+  kill -0 $server 2>/dev/null || { cat "$log"; echo "loadtest.sh: the server did not start" >&2; exit 1; }
+  sleep 0.1
+done
+port=$(grep -o 'listening on [0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$')
+admin=$(grep -o 'admin on [0-9.]*:[0-9]*' "$log" | grep -o '[0-9]*$')
+echo "loadtest.sh: server on 127.0.0.1:$port (admin $admin), durability $durability, detail $detail"
+
+lobster=()
+if [[ $scenario == lobster ]]; then
+  lobster=(--lobster "${LOBSTER_FILE:-tests/data/lobster/AMZN_2012-06-21_34200000_57600000_message_5_subset.csv.gz}")
+fi
+status=0
+"$bin/tachyon-load" --scenario "$scenario" --port "$port" --admin-port "$admin" \
+  --operator-key "$out/data/operator.key" --rate "$rate" --duration "$duration" \
+  --out "$out" "${lobster[@]}" "${extra[@]}" || status=$?
+
+curl -s "http://127.0.0.1:$admin/metrics" >"$out/server-metrics.txt" || true
+curl -s "http://127.0.0.1:$admin/admin/latency" >"$out/server-latency.txt" || true
+kill -TERM $server
+wait $server || true
+trap - EXIT
+rm -rf "$out/data"  # the journal and snapshots of synthetic traffic
+echo "loadtest.sh: report in $out (report.txt, report.json, *.svg, server-latency.txt, server-metrics.txt, server.log)"
+exit $status

@@ -1,0 +1,186 @@
+#include "report.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "svg_plot.hpp"
+#include "tachyon/api/json_writer.hpp"
+
+namespace tachyon::load {
+
+namespace {
+
+constexpr double kQs[] = {0.5, 0.9, 0.99, 0.999, 1.0};
+constexpr const char* kQNames[] = {"p50", "p90", "p99", "p99_9", "max"};
+
+double us(uint64_t ns) { return double(ns) / 1000.0; }
+
+void row(std::string& out, const char* name, const obs::HistogramSnapshot& h) {
+  char line[256];
+  if (h.count == 0) {
+    std::snprintf(line, sizeof line, "  %-34s %10s\n", name, "(none)");
+  } else {
+    std::snprintf(line, sizeof line, "  %-34s %10" PRIu64 " %9.1f %9.1f %9.1f %9.1f %9.1f\n", name,
+                  h.count, us(h.quantile(0.5)), us(h.quantile(0.9)), us(h.quantile(0.99)),
+                  us(h.quantile(0.999)), us(h.max));
+  }
+  out += line;
+}
+
+void hist_json(api::JsonWriter& w, const char* name, const obs::HistogramSnapshot& h) {
+  w.key(name).obj().kv_i("count", static_cast<int64_t>(h.count));
+  for (size_t i = 0; i < std::size(kQs); ++i) {
+    const uint64_t v = kQs[i] >= 1.0 ? h.max : h.quantile(kQs[i]);
+    w.kv_i((std::string(kQNames[i]) + "_us").c_str(), static_cast<int64_t>(v / 1000));
+  }
+  w.end_obj();
+}
+
+double achieved(const RunResult& r) {
+  return r.seconds > 0 ? double(r.acked_ok + r.rejected) / r.seconds : 0;
+}
+
+}  // namespace
+
+std::string report_table(const ReportMeta& m, const RunResult& r) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "tachyon-load: scenario %s against %s\n"
+                "  %u traders on %u sending connections, %u subscriber connections\n"
+                "  offered %.0f tx/s for %.1f s (%zu txs planned)\n"
+                "  sent %" PRIu64 ", accepted %" PRIu64 ", rejected %" PRIu64
+                ", unanswered %" PRIu64 ", sent >1 ms late %" PRIu64
+                "\n"
+                "  achieved %.0f tx/s (replies per second of the run)\n",
+                m.scenario.c_str(), m.server.c_str(), m.traders, m.connections, m.subscribers,
+                m.offered_rate, r.seconds, m.planned, r.sent, r.acked_ok, r.rejected, r.unanswered,
+                r.late_sends, achieved(r));
+  out += line;
+  std::snprintf(line, sizeof line, "\n  %-34s %10s %9s %9s %9s %9s %9s\n", "latency (us)", "count",
+                "p50", "p90", "p99", "p99.9", "max");
+  out += line;
+  row(out, "ack (due -> reply)", r.ack);
+  row(out, "ack service (sent -> reply)", r.service);
+  row(out, "fill (due -> fill push)", r.fill);
+  for (int c = 0; c < kFreshCount; ++c) {
+    row(out, (std::string("fresh engine->client ") + kFreshNames[c]).c_str(), r.fresh_engine[c]);
+    row(out, (std::string("fresh api->client ") + kFreshNames[c]).c_str(), r.fresh_api[c]);
+  }
+  if (!r.rejects.empty()) {
+    out += "\n  rejects by code:";
+    for (const auto& [code, n] : r.rejects) {
+      std::snprintf(line, sizeof line, " %d x%" PRIu64, code, n);
+      out += line;
+    }
+    out += "\n";
+  }
+  if (r.protocol_errors > 0) {
+    std::snprintf(line, sizeof line, "  protocol errors: %" PRIu64 "\n", r.protocol_errors);
+    out += line;
+  }
+  return out;
+}
+
+std::string report_json(const ReportMeta& m, const RunResult& r) {
+  std::string s;
+  api::JsonWriter w(s);
+  w.obj().kv_s("scenario", m.scenario).kv_s("server", m.server);
+  w.kv_i("traders", m.traders).kv_i("connections", m.connections);
+  w.kv_i("subscribers", m.subscribers).kv_i("planned", static_cast<int64_t>(m.planned));
+  w.kv_i("offered_tps", static_cast<int64_t>(m.offered_rate));
+  w.kv_i("achieved_tps", static_cast<int64_t>(achieved(r)));
+  w.kv_i("duration_ms", static_cast<int64_t>(r.seconds * 1000));
+  w.kv_i("sent", static_cast<int64_t>(r.sent)).kv_i("accepted", static_cast<int64_t>(r.acked_ok));
+  w.kv_i("rejected", static_cast<int64_t>(r.rejected));
+  w.kv_i("unanswered", static_cast<int64_t>(r.unanswered));
+  w.kv_i("late_sends", static_cast<int64_t>(r.late_sends));
+  w.kv_i("protocol_errors", static_cast<int64_t>(r.protocol_errors));
+  w.key("rejects_by_code").obj();
+  for (const auto& [code, n] : r.rejects) w.kv_i(std::to_string(code).c_str(), int64_t(n));
+  w.end_obj();
+  hist_json(w, "ack", r.ack);
+  hist_json(w, "ack_service", r.service);
+  hist_json(w, "fill", r.fill);
+  w.key("freshness").obj();
+  for (int c = 0; c < kFreshCount; ++c) {
+    w.key(kFreshNames[c]).obj();
+    hist_json(w, "engine_to_client", r.fresh_engine[c]);
+    hist_json(w, "api_to_client", r.fresh_api[c]);
+    w.end_obj();
+  }
+  w.end_obj();
+  w.key("per_second").arr();
+  for (size_t i = 0; i < r.ack_per_second.size(); ++i) {
+    const auto& h = r.ack_per_second[i];
+    w.obj().kv_i("second", static_cast<int64_t>(i));
+    w.kv_i("replies", static_cast<int64_t>(r.acks_per_second[i]));
+    w.kv_i("ack_p50_us", static_cast<int64_t>(h.quantile(0.5) / 1000));
+    w.kv_i("ack_p99_us", static_cast<int64_t>(h.quantile(0.99) / 1000));
+    w.kv_i("ack_max_us", static_cast<int64_t>(h.max / 1000)).end_obj();
+  }
+  w.end_arr().end_obj();
+  s += '\n';
+  return s;
+}
+
+std::string write_report(const std::string& dir, const ReportMeta& m, const RunResult& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "cannot create " + dir + ": " + ec.message();
+  auto put = [&](const std::string& name, const std::string& body) {
+    std::ofstream f(dir + "/" + name, std::ios::binary | std::ios::trunc);
+    f << body;
+    return static_cast<bool>(f);
+  };
+  Line p50{"ack p50", {}, {}}, p99{"ack p99", {}, {}}, mx{"ack max", {}, {}};
+  Line rate{"replies/s", {}, {}};
+  for (size_t i = 0; i < r.ack_per_second.size(); ++i) {
+    const auto& h = r.ack_per_second[i];
+    if (h.count == 0) continue;
+    const double x = double(i) + 0.5;
+    p50.x.push_back(x);
+    p50.y.push_back(us(h.quantile(0.5)));
+    p99.x.push_back(x);
+    p99.y.push_back(us(h.quantile(0.99)));
+    mx.x.push_back(x);
+    mx.y.push_back(us(h.max));
+  }
+  for (size_t i = 0; i < r.acks_per_second.size(); ++i) {
+    rate.x.push_back(double(i) + 0.5);
+    rate.y.push_back(double(r.acks_per_second[i]));
+  }
+  PlotOptions over;
+  over.title = "ack latency over time (due -> reply), " + m.scenario;
+  over.x_label = "seconds into the run";
+  over.y_label = "microseconds";
+  over.log_y = true;
+  PlotOptions thr;
+  thr.title = "replies per second, " + m.scenario;
+  thr.x_label = "seconds into the run";
+  thr.y_label = "replies";
+  PlotOptions pct;
+  pct.title = "latency percentiles, " + m.scenario;
+  pct.y_label = "microseconds";
+  PlotOptions fr = pct;
+  fr.title = "freshness percentiles (engine -> client), " + m.scenario;
+  std::vector<std::pair<std::string, obs::HistogramSnapshot>> lat = {
+      {"ack (due -> reply)", r.ack},
+      {"ack service (sent -> reply)", r.service},
+      {"fill (due -> fill push)", r.fill}};
+  std::vector<std::pair<std::string, obs::HistogramSnapshot>> fresh;
+  for (int c = 0; c < kFreshCount; ++c) {
+    fresh.emplace_back(std::string("engine -> client ") + kFreshNames[c], r.fresh_engine[c]);
+    fresh.emplace_back(std::string("api -> client ") + kFreshNames[c], r.fresh_api[c]);
+  }
+  const bool ok = put("report.txt", report_table(m, r)) && put("report.json", report_json(m, r)) &&
+                  put("ack_over_time.svg", svg_lines({p50, p99, mx}, over)) &&
+                  put("throughput.svg", svg_lines({rate}, thr)) &&
+                  put("latency_percentiles.svg", svg_percentiles(lat, pct)) &&
+                  put("freshness_percentiles.svg", svg_percentiles(fresh, fr));
+  return ok ? "" : "cannot write the report into " + dir;
+}
+
+}  // namespace tachyon::load
