@@ -73,7 +73,9 @@ size_t Count(const std::string& s, std::string_view sub) {
 // The value of attribute `name` in the tag starting at `from`.
 std::string Attr(const std::string& s, size_t from, std::string_view name) {
   const size_t end = s.find('>', from);
-  const std::string key = " " + std::string(name) + "=\"";
+  std::string key = " ";  // built by appends: GCC 12 -O3 warns (-Wrestrict) on " " + string
+  key += name;
+  key += "=\"";
   const size_t a = s.find(key, from);
   if (a == std::string::npos || a > end) return "";
   const size_t v = a + key.size();
