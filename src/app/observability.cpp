@@ -54,14 +54,14 @@ Observability::Observability(const Config& c)
       &r.histogram("tachyon_ingress_wait", "Per tx: api submit -> taken by the sequencer", "", 1)
            .shard(0);
   p.execute_ns =
-      &r.histogram("tachyon_sequencer_tx",
-                   "Per tx on the sequencer: execute, journal and committer hand-off", "", 1)
+      &r.histogram("tachyon_sequencer_tx", "Per tx: engine execution on the sequencer", "", 1)
            .shard(0);
   p.apply_batch_dump_ns = int64_t{c.dump_apply_batch_us} * 1000;
   slow_tx_dump_ns_ = int64_t{c.dump_tx_ms} * 1'000'000;
   p.seq_track = &recorder_.track("sequencer");
   p.apply_track = &recorder_.track("apply");
   p.ev_execute = recorder_.name_id("execute");
+  p.ev_sequence = recorder_.name_id("sequence_round");
   p.ev_batch = recorder_.name_id("apply_batch");
   p.ev_publish = recorder_.name_id("publish");
   p.ev_apply_depth = recorder_.name_id("apply_ring_depth");

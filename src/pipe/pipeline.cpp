@@ -28,8 +28,8 @@ class Pipeline::RingSink final : public UpdateSink {
   void on_update(const StateUpdate& u) override {
     uint32_t exec_ns = 0;
     if (u.type == UpdateType::kTxResult) {  // the last update of a tx: the engine is done with it
-      exec_ns =
-          static_cast<uint32_t>(std::clamp<int64_t>(realtime_ns() - u.time_ns, 0, UINT32_MAX));
+      exec_done_ns = realtime_ns();
+      exec_ns = static_cast<uint32_t>(std::clamp<int64_t>(exec_done_ns - u.time_ns, 0, UINT32_MAX));
     }
     ApplyItem it{u, worker, exec_ns, cookie, t_recv_ns};
     while (!p_.apply_ring_->try_push(it)) {
@@ -40,6 +40,7 @@ class Pipeline::RingSink final : public UpdateSink {
   uint32_t worker = 0;
   uint64_t cookie = 0;
   int64_t t_recv_ns = 0;
+  int64_t exec_done_ns = 0;  // when the last tx's result passed: its engine time ends there
 
  private:
   Pipeline& p_;
@@ -161,6 +162,7 @@ void Pipeline::sequencer_loop() {
   const int64_t interval_ns = int64_t{cfg_.block_interval_ms} * 1'000'000;
   for (;;) {
     size_t work = 0;
+    const int64_t round_start = track != nullptr ? realtime_ns() : 0;
     for (uint32_t w = 0; w < cfg_.workers; ++w) {  // fair: each ring gets at most drain_limit
       work += ingress_[w]->drain(
           [&](const Ingress& in) {
@@ -186,12 +188,12 @@ void Pipeline::sequencer_loop() {
               if (allocated != nullptr && m->seq_alloc_bytes != nullptr)
                 m->seq_alloc_bytes->add_single(*allocated - alloc0);
             }
-            if (m != nullptr) {
-              const int64_t done = realtime_ns();
+            if (m != nullptr) {  // no clock read of its own: the result's stamp ends it
+              const int64_t done = sink.exec_done_ns;
               if (m->queue_ns && in.t_recv_ns > 0 && tx.h.time_ns > in.t_recv_ns)
                 m->queue_ns->record(uint64_t(tx.h.time_ns - in.t_recv_ns));
               if (m->execute_ns) m->execute_ns->record(uint64_t(done - tx.h.time_ns));
-              if (track) track->span(m->ev_execute, tx.h.time_ns, done, tx.h.seq);
+              if (detail && track) track->span(m->ev_execute, tx.h.time_ns, done, tx.h.seq);
             }
             if (txs_in_block_++ == 0) block_start_ns_ = tx.h.time_ns;
             if (txs_in_block_ >= cfg_.block_max_txs) {
@@ -204,7 +206,11 @@ void Pipeline::sequencer_loop() {
     }
     if (work > 0) {
       apply_bell_.ring();
-      if (track) track->counter(m->ev_apply_depth, realtime_ns(), apply_ring_->size_approx());
+      if (track) {  // a span per drain round (per tx with the detail), and the apply ring's depth
+        const int64_t now = realtime_ns();
+        if (!detail) track->span(m->ev_sequence, round_start, now, work);
+        track->counter(m->ev_apply_depth, now, apply_ring_->size_approx());
+      }
     }
     if (task_pending_.load(std::memory_order_acquire)) {
       std::lock_guard lk(task_mu_);

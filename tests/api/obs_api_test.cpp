@@ -98,7 +98,7 @@ TEST(Obs, metrics_count_every_tx_by_type_result_code_and_stage) {
   EXPECT_EQ(threads["sequencer"], 1);
   EXPECT_EQ(threads["apply"], 1);
   EXPECT_EQ(threads["api worker 0"], 1);
-  EXPECT_GE(names["execute"], 8);
+  EXPECT_GE(names["sequence_round"], 1);
   EXPECT_EQ(names["dry_run"], 6);
   EXPECT_GE(names["apply_batch"], 1);
   EXPECT_GE(names["ws_fan_out"], 1);

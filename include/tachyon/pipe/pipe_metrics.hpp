@@ -23,7 +23,7 @@ struct PipeMetrics {
   int64_t apply_batch_dump_ns = 0;  // a batch slower than this dumps the flight recorder
   // sequencer thread
   obs::Histogram* queue_ns = nullptr;    // per tx: api submit -> sequenced (ingress ring wait)
-  obs::Histogram* execute_ns = nullptr;  // per tx: engine execute (+ journal hand-off)
+  obs::Histogram* execute_ns = nullptr;  // per tx: engine execution
   obs::Track* seq_track = nullptr;
   // Load-test detail ([obs] detail = "loadtest"): per-step timing and allocation counting on the
   // two hot threads. Off: one predictable branch per batch and per tx.
@@ -34,8 +34,8 @@ struct PipeMetrics {
   obs::Counter* seq_alloc_bytes = nullptr;                          // detail
   obs::Counter* apply_alloc_bytes = nullptr;                        // detail
   // flight-recorder event names
-  uint16_t ev_execute = 0, ev_batch = 0, ev_publish = 0, ev_apply_depth = 0, ev_ingress_depth = 0,
-           ev_route = 0;
+  uint16_t ev_execute = 0, ev_sequence = 0, ev_batch = 0, ev_publish = 0, ev_apply_depth = 0,
+           ev_ingress_depth = 0, ev_route = 0;
 };
 
 }  // namespace tachyon::pipe
