@@ -19,6 +19,13 @@ Reject InflightNonces::reserve(AccountIndex a, uint8_t key, int64_t nonce, bool 
   return Reject::kOk;
 }
 
+bool InflightNonces::pending(AccountIndex a, uint8_t key) {
+  const uint64_t k = id(a, key);
+  Shard& s = shard(k);
+  std::lock_guard lk(s.mu);
+  return s.next.contains(k);
+}
+
 void InflightNonces::settle(AccountIndex a, uint8_t key, int64_t nonce, bool accepted) {
   const uint64_t k = id(a, key);
   Shard& s = shard(k);
@@ -86,18 +93,29 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
     return MarginMarket{v->mark_price, v->quote_multiplier, v->params.default_imf,
                         v->params.min_imf, v->params.mmf};
   };
-  auto has_order = [&](MarketId m, uint64_t index) {
-    if (!a.orders_current) {  // the list lags (a busy account): the sequencer decides
-      ++order_list_lagging;
-      return true;
-    }
-    ++order_list_reads;
+  auto in_list = [&](MarketId m, uint64_t index) {
     const auto& list = a.order_list();
     return std::any_of(list.begin(), list.end(), [&](const pipe::OrderView& o) {
       return o.o.market == m &&
              (index >= kFirstOrderIndex ? o.o.order_index == index
                                         : o.o.client_order_index == index && index != 0);
     });
+  };
+  // For a cancel or modify: could the order exist? Only a certain "no" refuses.
+  auto has_order = [&](MarketId m, uint64_t index) {
+    if (!a.orders_current) {  // the list lags (a busy account): the sequencer decides
+      ++order_list_lagging;
+      return true;
+    }
+    ++order_list_reads;
+    if (in_list(m, index)) return true;
+    // Not in the published list, but this key has txs in flight: the order may be one of them
+    // (a cancel pipelined right behind its order). The sequencer decides.
+    if (inflight_.pending(a.index, tx.h.api_key_index)) {
+      ++order_list_lagging;
+      return true;
+    }
+    return false;
   };
   switch (tx.h.type) {
     case TxType::kCreateOrder: {
@@ -107,8 +125,7 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
       if (Reject r = check_market_status(m->params.status, o.tif, o.reduce_only); r != Reject::kOk)
         return r;
       if (Reject r = check_order_shape(o, now_ms); r != Reject::kOk) return r;
-      if (o.client_order_index != 0 && a.orders_current &&
-          has_order(o.market, o.client_order_index))
+      if (o.client_order_index != 0 && a.orders_current && in_list(o.market, o.client_order_index))
         return Reject::kClientOrderIndexExists;
       const OrderMarket om{m->params, m->mark_price, m->quote_multiplier};
       if (Reject r = check_order_amounts(o, om); r != Reject::kOk) return r;

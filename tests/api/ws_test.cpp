@@ -7,6 +7,7 @@
 
 #include "api/api_support.hpp"
 #include "api/ws_client.hpp"
+#include "tachyon/api/json_writer.hpp"
 
 namespace tachyon::testing {
 namespace {
@@ -126,6 +127,50 @@ TEST(Ws, subscription_limit_is_enforced) {
   c.send(R"({"type":"subscribe","channel":"order_book/0"})");
   EXPECT_NE(c.recv_until("error").find("\"code\":30012"), std::string::npos);
   EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
+}  // namespace
+}  // namespace tachyon::testing
+
+namespace tachyon::testing {
+namespace {
+
+// A cancel right behind its own order in one sendTxBatch: the batch is dry-run whole before any
+// of it reaches the sequencer, so the order is only in flight when the cancel is checked. The
+// dry-run cannot see it in the published list but knows the key has txs in flight, so it lets
+// the cancel through (the sequencer decides). A cancel of an order that never existed is refused.
+TEST(Ws, a_cancel_batched_behind_its_order_is_not_refused_by_the_dry_run) {
+  Server s;
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader t(8);
+  ASSERT_EQ(s.deposit(t.account, 100'000'000'000, t.pk).status, 200);
+  auto info = [&](const Tx& tx) {
+    const api::Signature sig = api::sign_tx(tx, 304, t.sk);
+    std::string out;
+    api::JsonWriter(out).str(api::tx_info_json(tx, &sig));  // a JSON string of the tx_info
+    return out;
+  };
+  auto cancel = [&](uint64_t index, int64_t nonce) {
+    Tx tx;
+    tx.h.type = TxType::kCancelOrder;
+    tx.h.account = t.account;
+    tx.h.nonce = nonce;
+    tx.cancel.market = 0;
+    tx.cancel.index = index;
+    return tx;
+  };
+  const Tx order = t.order(0, true, 1000, 301000, TimeInForce::kGoodTillTime, 77);
+  const Tx c1 = cancel(77, t.nonce++);
+  const HttpResult r = http(s.port(), "POST", "/api/v1/sendTxBatch",
+                            "tx_types=" + urlencode("[14,15]") +
+                                "&tx_infos=" + urlencode("[" + info(order) + "," + info(c1) + "]"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("\"status\":\"executed\""), std::string::npos) << r.body;
+  const Tx ghost = cancel(999, t.nonce);
+  const api::Signature gs = api::sign_tx(ghost, 304, t.sk);
+  const HttpResult g2 = http(s.port(), "POST", "/api/v1/sendTx",
+                             "tx_type=15&tx_info=" + urlencode(api::tx_info_json(ghost, &gs)));
+  EXPECT_NE(g2.body.find("21600"), std::string::npos) << g2.body;
 }
 
 }  // namespace

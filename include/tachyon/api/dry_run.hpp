@@ -27,6 +27,8 @@ class InflightNonces {
   // The sequencer answered for `nonce`: drop the entry once nothing newer is in flight, or at
   // once on a refusal (whatever followed it will be refused too; the snapshot is the truth).
   void settle(AccountIndex a, uint8_t key, int64_t nonce, bool accepted);
+  // Whether txs of this key are reserved and not yet answered.
+  bool pending(AccountIndex a, uint8_t key);
 
  private:
   struct Shard {
