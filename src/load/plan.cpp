@@ -52,6 +52,13 @@ Lots min_size(const MarketInfo& m, Ticks price) {
   return lots;
 }
 
+// A LOBSTER order id as a client order index (1 .. 2^47-1): ids below 2^47-1 map one to one, and
+// so do tachyon's own order indices (2^48 + n, from `tachyon-cli export`) for n < 2^47-1.
+uint64_t coi_of(int64_t id) {
+  constexpr uint64_t kMod = (uint64_t{1} << 47) - 1;
+  return static_cast<uint64_t>(id) % kMod + 1;
+}
+
 }  // namespace
 
 std::vector<Planned> plan_mixed(std::vector<Trader>& traders, const MarketInfo& m,
@@ -82,13 +89,14 @@ std::vector<Planned> plan_mixed(std::vector<Trader>& traders, const MarketInfo& 
     }
     Planned p;
     p.at_ns = at;
+    p.mid = mid;
     const double r = u(rng);
     const Lots base = min_size(m, mid);
     if (r < c.take_share) {
       p.trader = takers[rng() % takers.size()];
       Trader& tr = traders[p.trader];
       const bool ask = u(rng) < 0.5;
-      const Ticks px = ask ? mid - 3 : mid + 3;  // takes the best quotes around the mid
+      const Ticks px = ask ? mid - 4 : mid + 4;  // takes the inside quotes
       p.kind = Kind::kTake;
       p.expects_fill = true;
       p.tx =
@@ -102,28 +110,30 @@ std::vector<Planned> plan_mixed(std::vector<Trader>& traders, const MarketInfo& 
         p.kind = Kind::kCancel;
         p.tx = header(tr, TxType::kCancelOrder);
         p.tx.cancel.market = m.id;
-        p.tx.cancel.index = tr.live.front();
+        p.tx.cancel.index = tr.live.front().coi;
         tr.live.pop_front();
       } else if (act) {
         p.kind = Kind::kModify;
-        const bool ask = u(rng) < 0.5;
+        const bool ask = tr.live.front().ask;  // re-priced on its own side
         p.tx = header(tr, TxType::kModifyOrder);
         p.tx.modify.market = m.id;
-        p.tx.modify.index = tr.live.front();
+        p.tx.modify.index = tr.live.front().coi;
         p.tx.modify.base_amount = base * static_cast<Lots>(1 + rng() % 4);
-        p.tx.modify.price =
-            ask ? mid + 1 + static_cast<Ticks>(rng() % 8) : mid - 1 - static_cast<Ticks>(rng() % 8);
+        p.tx.modify.price = ask ? mid + 3 + static_cast<Ticks>(rng() % 10)
+                                : mid - 3 - static_cast<Ticks>(rng() % 10);
         tr.live.push_back(tr.live.front());  // re-priced: now the newest
         tr.live.pop_front();
       } else {
         p.kind = Kind::kQuote;
         const bool ask = u(rng) < 0.5;
-        const Ticks px =
-            ask ? mid + 1 + static_cast<Ticks>(rng() % 8) : mid - 1 - static_cast<Ticks>(rng() % 8);
+        // Quotes sit 3-12 ticks from the mid: takers reach the inside ones, and the mid's walk
+        // over a quote's life (about a tick per 10 ms) rarely makes makers cross each other.
+        const Ticks px = ask ? mid + 3 + static_cast<Ticks>(rng() % 10)
+                             : mid - 3 - static_cast<Ticks>(rng() % 10);
         const uint64_t coi = tr.next_coi++;
         p.tx = limit(tr, m, ask, base * static_cast<Lots>(1 + rng() % 4), px,
                      TimeInForce::kGoodTillTime, coi, expiry);
-        tr.live.push_back(coi);
+        tr.live.push_back(LiveQuote{coi, ask});
       }
     }
     plan.push_back(std::move(p));
@@ -177,9 +187,9 @@ std::vector<Planned> plan_lobster(std::vector<Trader>& traders, const MarketInfo
       case 1: {  // a new limit order rests
         p.trader = makers[static_cast<uint64_t>(x.id) % makers.size()];
         p.kind = Kind::kQuote;
-        const uint64_t coi = static_cast<uint64_t>(x.id) & ((uint64_t{1} << 47) - 1);
+        const uint64_t coi = coi_of(x.id);
         p.tx = limit(traders[p.trader], m, resting_ask, size, price(x.price),
-                     TimeInForce::kGoodTillTime, coi == 0 ? 1 : coi, expiry);
+                     TimeInForce::kGoodTillTime, coi, expiry);
         live[x.id] = Live{p.trader, size, price(x.price)};
         break;
       }
@@ -189,19 +199,19 @@ std::vector<Planned> plan_lobster(std::vector<Trader>& traders, const MarketInfo
         if (it == live.end()) continue;  // it rested before the file starts
         p.trader = it->second.trader;
         Trader& tr = traders[p.trader];
-        const uint64_t coi = static_cast<uint64_t>(x.id) & ((uint64_t{1} << 47) - 1);
+        const uint64_t coi = coi_of(x.id);
         const Lots left = it->second.remaining - std::max<Lots>(x.size * c.lots_per_share, 0);
         if (x.type == 3 || left < floor_lots) {
           p.kind = Kind::kCancel;
           p.tx = header(tr, TxType::kCancelOrder);
           p.tx.cancel.market = m.id;
-          p.tx.cancel.index = coi == 0 ? 1 : coi;
+          p.tx.cancel.index = coi;
           live.erase(it);
         } else {
           p.kind = Kind::kModify;
           p.tx = header(tr, TxType::kModifyOrder);
           p.tx.modify.market = m.id;
-          p.tx.modify.index = coi == 0 ? 1 : coi;
+          p.tx.modify.index = coi;
           p.tx.modify.base_amount = left;
           p.tx.modify.price = it->second.price;
           it->second.remaining = left;

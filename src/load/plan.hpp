@@ -23,13 +23,18 @@ struct MarketInfo {
   Usdc min_quote = 0;
 };
 
+struct LiveQuote {
+  uint64_t coi;  // client order index
+  bool ask;
+};
+
 struct Trader {
   AccountIndex account = 0;
   api::PublicKey pk{};
   api::SecretKey sk{};
   int64_t nonce = 0;
   uint64_t next_coi = 1;
-  std::deque<uint64_t> live;  // client order indices of its resting quotes, oldest first
+  std::deque<LiveQuote> live;  // its resting quotes, oldest first
   bool maker = true;
 };
 
@@ -40,6 +45,7 @@ struct Planned {
   uint32_t trader = 0;  // index into the traders
   Kind kind = Kind::kQuote;
   bool expects_fill = false;  // a taker: measure submit -> fill push
+  Ticks mid = 0;              // the generator's mid when it planned this tx
   Tx tx;
   std::string frame;  // the signed WebSocket message (jsonapi/sendtx, id = plan index)
 };
@@ -48,8 +54,8 @@ struct MixConfig {
   double rate = 1000;  // offered txs per second (Poisson arrivals)
   double seconds = 10;
   uint64_t seed = 1;
-  double take_share = 0.20;    // IOC takers crossing the spread
-  double cancel_share = 0.25;  // maker cancels (oldest quote)
+  double take_share = 0.10;    // IOC takers crossing the spread
+  double cancel_share = 0.30;  // maker cancels (oldest quote)
   double modify_share = 0.10;  // maker modifies (oldest quote re-priced)
   size_t max_live = 16;        // quotes a maker keeps at most
 };

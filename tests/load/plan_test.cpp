@@ -48,7 +48,7 @@ TEST(LoadPlan, MixedArrivalsAtTheRateWithOrderedNoncesAndOwnQuotesOnly) {
   // Poisson: mean 10000, sd 100.
   EXPECT_NEAR(double(plan.size()), 10000.0, 500.0);
   std::map<uint32_t, int64_t> next_nonce;
-  std::map<uint32_t, std::set<uint64_t>> live;
+  std::map<uint32_t, std::map<uint64_t, bool>> live;  // coi -> is ask
   std::map<Kind, size_t> kinds;
   int64_t last_at = -1;
   for (const Planned& p : plan) {
@@ -65,10 +65,12 @@ TEST(LoadPlan, MixedArrivalsAtTheRateWithOrderedNoncesAndOwnQuotesOnly) {
         ASSERT_EQ(tx.h.type, TxType::kCreateOrder);
         EXPECT_TRUE(tr[p.trader].maker);
         EXPECT_EQ(tx.order.tif, TimeInForce::kGoodTillTime);
-        EXPECT_TRUE(live[p.trader].insert(tx.order.client_order_index).second);
+        EXPECT_TRUE(live[p.trader].emplace(tx.order.client_order_index, tx.order.is_ask).second);
         EXPECT_GE(tx.order.base_amount * tx.order.price * 1, int64_t{10'000'000});  // >= $10
         EXPECT_GE(tx.order.base_amount, m.min_lots);
-        EXPECT_LE(std::abs(tx.order.price - m.mid), m.mid / 50 + 8);
+        EXPECT_LE(std::abs(tx.order.price - m.mid), m.mid / 50 + 12);
+        EXPECT_GE(std::abs(tx.order.price - p.mid), 3);  // quotes rest: they never cross the mid
+        EXPECT_EQ(tx.order.price > p.mid, tx.order.is_ask != 0);
         break;
       case Kind::kCancel:
         ASSERT_EQ(tx.h.type, TxType::kCancelOrder);
@@ -76,7 +78,13 @@ TEST(LoadPlan, MixedArrivalsAtTheRateWithOrderedNoncesAndOwnQuotesOnly) {
         break;
       case Kind::kModify:
         ASSERT_EQ(tx.h.type, TxType::kModifyOrder);
-        EXPECT_EQ(live[p.trader].count(tx.modify.index), 1u);
+        ASSERT_EQ(live[p.trader].count(tx.modify.index), 1u);
+        // Re-priced on its own side of the mid: a modify never turns a quote into a taker.
+        if (live[p.trader][tx.modify.index]) {
+          EXPECT_GE(tx.modify.price, p.mid + 3);
+        } else {
+          EXPECT_LE(tx.modify.price, p.mid - 3);
+        }
         EXPECT_GE(tx.modify.base_amount, m.min_lots);
         break;
       case Kind::kTake:
