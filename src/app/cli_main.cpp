@@ -1,5 +1,5 @@
 // tachyon-cli: keys, signing and auth tokens for traders and operators (API.md "Signatures"),
-// and journal and snapshot inspection and verification.
+// journal and snapshot inspection and verification, and the LOBSTER export (export_lobster.hpp).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 
+#include "export_lobster.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/tx_info.hpp"
 
@@ -146,6 +147,16 @@ int token_cmd(const std::string& key_file, uint64_t account, int key, int64_t tt
   return 0;
 }
 
+int export_cmd(const tachyon::app::ExportOptions& o) {
+  tachyon::app::ExportReport report;
+  if (const Status s = tachyon::app::export_lobster(o, report, stderr); !s.ok()) {
+    std::fprintf(stderr, "tachyon-cli export: %s\n", s.message().c_str());
+    return 1;
+  }
+  for (const std::string& f : report.files) std::printf("%s\n", f.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,6 +199,21 @@ int main(int argc, char** argv) {
   token->add_option("--api-key", api_key, "API key index")->required();
   token->add_option("--ttl", ttl, "lifetime in seconds (at most 8 h)");
   token->add_option("--chain-id", chain_id, "chain id");
+  tachyon::app::ExportOptions ex;
+  auto* exp = app.add_subcommand(
+      "export", "one market's order history as LOBSTER message + orderbook files (read only)");
+  exp->add_option("--data-dir", ex.data_dir, "data directory (journal, snapshots; not modified)")
+      ->required();
+  exp->add_option("--market", ex.market, "market id")
+      ->required()
+      ->check(CLI::Range(0, kMaxMarkets - 1));
+  exp->add_option("--out", ex.out_dir, "output directory (created if missing)")->required();
+  exp->add_option("--levels", ex.levels, "book levels per orderbook row (default 10)")
+      ->check(CLI::Range(1, 1000));
+  exp->add_option("--max-orders", ex.engine.max_orders, "the server's engine.max_orders");
+  exp->add_option("--fee-account", ex.engine.fee_account, "the server's engine.fee_account");
+  exp->add_option("--insurance-account", ex.engine.insurance_account,
+                  "the server's engine.insurance_account");
   CLI11_PARSE(app, argc, argv);
   api::crypto_init();
   if (keygen->parsed()) return keygen_cmd(key_file);
@@ -197,5 +223,6 @@ int main(int argc, char** argv) {
   if (j_verify->parsed()) return journal_cmd(dir, true);
   if (s_inspect->parsed()) return snapshot_cmd(file, false);
   if (s_verify->parsed()) return snapshot_cmd(file, true);
+  if (exp->parsed()) return export_cmd(ex);
   return 2;
 }
