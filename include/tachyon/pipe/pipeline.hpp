@@ -234,6 +234,8 @@ class Pipeline {
   };
   PendingQueue pending_{1 << 14};
   std::vector<MarketId> changed_;
+  std::vector<MarketId> collect_pending_;    // books holding retired snapshots
+  std::vector<uint8_t> in_collect_pending_;  // per market: listed in collect_pending_
   // run_on_sequencer hand-off
   std::mutex task_mu_;
   std::condition_variable task_cv_;

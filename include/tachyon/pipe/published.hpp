@@ -96,6 +96,8 @@ class Published {
   }
 
   // Writer: frees (or recycles) what no reader can still hold. Returns how many objects wait.
+  // Writer: snapshots retired but not yet reclaimable (a reader may still hold them).
+  size_t retired() const { return retired_.size(); }
   size_t collect() {
     if (retired_.empty()) return 0;  // the common case: nothing waits, no slot to scan
     uint64_t min_active = UINT64_MAX;
