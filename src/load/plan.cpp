@@ -78,14 +78,15 @@ std::vector<Planned> plan_mixed(std::vector<Trader>& traders, const MarketInfo& 
   Ticks mid = m.mid;
   double t = 0;
   int64_t next_walk = 0;
+  const auto walk_ns = std::max<int64_t>(10'000'000, static_cast<int64_t>(10e9 / c.rate));
   plan.reserve(static_cast<size_t>(c.rate * c.seconds * 1.05) + 16);
   for (;;) {
     t += gap(rng) * 1e9;
     const auto at = static_cast<int64_t>(t);
     if (at >= end_ns) break;
-    while (next_walk <= at) {  // the mid moves a tick every 10 ms, at random
+    while (next_walk <= at) {  // the mid moves a tick at random every 10 ms or 10 txs, the longer
       mid = std::clamp<Ticks>(mid + (u(rng) < 0.5 ? -1 : 1), lo, hi);
-      next_walk += 10'000'000;
+      next_walk += walk_ns;
     }
     Planned p;
     p.at_ns = at;
