@@ -104,7 +104,7 @@ WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Pipeline& pipe, uint32_t index
       book_readers_(kMaxMarkets),
       history_readers_(kMaxMarkets),
       books_(kMaxMarkets) {
-  log_pos_ = pipe.read_side().log().head();
+  log_pos_ = pipe.read_side().log_published();
 }
 
 WorkerLogic::~WorkerLogic() = default;

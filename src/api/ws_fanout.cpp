@@ -100,7 +100,8 @@ void WorkerLogic::on_wake() {
 
 void WorkerLogic::fan_out() {
   const auto& log = pipe_.read_side().log();
-  const uint64_t head = log.head();
+  const uint64_t head = pipe_.read_side().log_published();  // not past what the views show
+  if (head <= log_pos_) return;
   const bool overrun = head - log_pos_ > log.capacity();
   shared_.metrics.read(ReadKind::kWsLog, !overrun);
   if (overrun) {

@@ -413,6 +413,8 @@ void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
     last_history_ns_ = now_ns;
   }
   accounts_.collect();
+  // Held-back order lists aside (orders_current says so), every view now reflects the log.
+  log_published_.store(log_.head(), std::memory_order_release);
 }
 
 std::vector<TradeRecord> ReadSide::recent_trades(MarketId m, size_t limit) const {

@@ -274,6 +274,10 @@ class ReadSide {
   std::vector<TradeRecord> recent_trades(MarketId m, size_t limit) const;
   AccountTable& accounts() { return accounts_; }
   const BroadcastLog<StateUpdate>& log() const { return log_; }
+  // The log positions whose effects the published views already show: a worker that fans out
+  // up to here builds frames from views at least as new as the updates (it never pushes an
+  // account's old view for a new update it read mid-batch).
+  uint64_t log_published() const { return log_published_.load(std::memory_order_acquire); }
   // Markets that exist, as a bit set the readers may load at any time.
   bool market_exists(MarketId m) const {
     return (exists_[m >> 6].load(std::memory_order_acquire) >> (m & 63)) & 1;
@@ -319,6 +323,7 @@ class ReadSide {
   std::vector<AccountState*> orders_pending_;  // order lists held back by the interval
   std::vector<MarketId> markets_changed_, history_changed_;
   BroadcastLog<StateUpdate> log_;
+  std::atomic<uint64_t> log_published_{0};
   std::vector<std::unique_ptr<BroadcastLog<TradeRecord>>> trade_logs_;  // per market
   bool history_urgent_ = false;  // a candle closed: publish the history with this batch
   std::atomic<uint64_t> exists_[4] = {};
