@@ -134,7 +134,9 @@ int main(int argc, char** argv) {
   app.add_option("--subscribers", subscribers, "subscriber connections (freshness)");
   app.add_option("--market", market, "market id");
   app.add_option("--seed", seed, "generator seed");
-  app.add_option("--first-account", first_account, "index of the first synthetic account");
+  auto* first_opt = app.add_option("--first-account", first_account,
+                                   "index of the first synthetic account (default: the first "
+                                   "free block of 1000 from 100000)");
   app.add_option("--deposit", deposit_usdc, "USDC deposited into each account");
   app.add_option("--lobster", lobster_file, "LOBSTER message file (lobster scenario)");
   app.add_option("--speed", speed, "replay speed (lobster: 1 = the recorded pace)");
@@ -190,6 +192,24 @@ int main(int argc, char** argv) {
     if (m["min_base_amount"].get(e) == simdjson::SUCCESS)
       (void)fixed(e, mi.size_decimals, mi.min_lots);
     if (m["min_quote_amount"].get(e) == simdjson::SUCCESS) (void)fixed(e, 6, mi.min_quote);
+  }
+
+  // Where the traders go: a block of new account indices (a second run against the same server
+  // takes the next free block unless --first-account says where).
+  if (first_opt->count() == 0) {
+    const uint64_t block = (makers + takers + 999) / 1000 * 1000;
+    bool found = false;
+    for (int tries = 0; tries < 1000 && !found; ++tries, first_account += block) {
+      found = true;
+      for (uint64_t a : {first_account, first_account + makers + takers - 1}) {
+        HttpResult r = http_call(host, port, http::verb::get,
+                                 "/api/v1/account?by=index&value=" + std::to_string(a));
+        if (!r.error.empty()) return fail("account lookup: " + r.error);
+        if (r.status == 200) found = false;  // taken
+      }
+      if (found) break;
+    }
+    if (!found) return fail("no free block of account indices found; pass --first-account");
   }
 
   // Traders: keys and deposits.

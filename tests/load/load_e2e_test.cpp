@@ -113,6 +113,19 @@ TEST_F(LoadE2E, a_lobster_replay_is_answered_in_full) {
   EXPECT_GT(num(r, "accepted"), 200);
 }
 
+TEST_F(LoadE2E, a_second_run_takes_the_next_free_block_of_accounts) {
+  const std::string cmd = std::string(TACHYON_LOAD_BIN) + " --port " +
+                          std::to_string(server_.port()) + " --admin-port " +
+                          std::to_string(server_.admin_port()) + " --operator-key " + key_ +
+                          " --scenario demo --duration 1 --subscribers 1 --drain 20 --out ";
+  for (int i = 0; i < 2; ++i) {
+    std::string log;
+    ASSERT_EQ(run(cmd + dir_.path() + "/demo" + std::to_string(i), log), 0) << log;
+    const std::string first = i == 0 ? "accounts 100000.." : "accounts 101000..";
+    EXPECT_NE(log.find(first), std::string::npos) << log;
+  }
+}
+
 TEST_F(LoadE2E, bad_arguments_and_a_wrong_key_are_refused_clearly) {
   std::string log;
   EXPECT_NE(run(std::string(TACHYON_LOAD_BIN) + " --scenario nope --operator-key x", log), 0);
