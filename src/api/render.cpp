@@ -140,13 +140,14 @@ void write_market_stats(JsonWriter& w, const pipe::MarketView& m) {
   w.end_obj();
 }
 
-void write_trade(JsonWriter& w, const pipe::TradeRecord& r, const pipe::MarketView& m) {
+void write_trade(JsonWriter& w, const pipe::TradeRecord& r, const pipe::MarketView& m,
+                 std::string_view tx_hash) {
   const TradeUpdate& t = r.t;
   const int pd = m.params.price_decimals, sd = m.params.size_decimals;
   const __int128 usd = static_cast<__int128>(t.price) * t.size * m.quote_multiplier;
   const bool taker_ask = t.taker_is_ask != 0;
   w.obj();
-  w.kv_i("trade_id", t.trade_id).kv_s("tx_hash", "").kv_s("type", "trade");
+  w.kv_i("trade_id", t.trade_id).kv_s("tx_hash", tx_hash).kv_s("type", "trade");
   w.kv_i("market_id", t.market).key("size").dec(t.size, sd).key("price").dec(t.price, pd);
   w.key("usd_amount").dec(usd, kUsdc);
   w.kv_i("ask_id", taker_ask ? t.taker_order : t.maker_order);

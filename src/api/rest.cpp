@@ -4,6 +4,7 @@
 
 #include <simdjson.h>
 
+#include "tachyon/api/crypto.hpp"
 #include "tachyon/api/form.hpp"
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/render.hpp"
@@ -93,6 +94,30 @@ std::optional<ApiShared::TxRecord> ApiShared::find_tx(const std::string& hash) {
   auto it = txs_.find(hash);
   if (it == txs_.end()) return std::nullopt;
   return it->second;
+}
+
+void ApiShared::record_tx_hash(uint32_t worker, uint64_t cookie, std::string_view hash_hex) {
+  if (worker >= tx_hashes_.size()) return;
+  BroadcastLog<TxHashBytes>& log = *tx_hashes_[worker];
+  // Positions are cookies - 1: a worker hands out cookies 1, 2, 3... and records each one.
+  if (log.head() + 1 != cookie) return;
+  TxHashBytes h{};
+  (void)from_hex(hash_hex, h.data(), h.size());
+  log.append(h);
+}
+
+std::string ApiShared::tx_hash_of(uint32_t worker, uint32_t cookie_low) const {
+  if (worker >= tx_hashes_.size() || cookie_low == 0) return "";
+  const BroadcastLog<TxHashBytes>& log = *tx_hashes_[worker];
+  const uint64_t head = log.head();  // the newest cookie recorded
+  uint64_t cookie = (head & ~uint64_t{0xffffffff}) | cookie_low;
+  if (cookie > head) {
+    if (cookie < (uint64_t{1} << 32)) return "";
+    cookie -= uint64_t{1} << 32;  // from the previous window of the low 32 bits
+  }
+  TxHashBytes h;
+  if (cookie == 0 || !log.read(cookie - 1, h)) return "";
+  return to_hex(h.data(), h.size());
 }
 
 WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Pipeline& pipe, uint32_t index)
@@ -257,7 +282,7 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
       const auto trades = pipe_.read_side().recent_trades(static_cast<MarketId>(m), limit);
       w.obj().kv_i("code", 200).key("trades").arr();
       for (auto it = trades.rbegin(); it != trades.rend(); ++it)
-        write_trade(w, *it, *mv);  // newest first
+        write_trade(w, *it, *mv, shared_.tx_hash_of(it->origin_worker, it->origin_cookie));
       w.end_arr().end_obj();
       return r;
     }

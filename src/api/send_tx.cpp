@@ -19,8 +19,11 @@ int64_t now_ns() { return realtime_ns(); }
 }  // namespace
 
 bool WorkerLogic::submit(const SignedTx& st, std::function<void(const pipe::Result&)> done,
-                         int64_t t_recv_ns) {
+                         int64_t t_recv_ns, std::string_view hash_hex) {
   const uint64_t cookie = next_cookie_++;
+  // Named before the sequencer can see it: a trade of this tx finds its hash on any worker.
+  shared_.record_tx_hash(index_, cookie,
+                         hash_hex.empty() ? tx_hash_hex(st.tx, cfg_.chain_id) : hash_hex);
   if (!pipe_.submit(index_, st.tx, cookie, t_recv_ns != 0 ? t_recv_ns : now_ns())) return false;
   pending_.emplace(cookie, Pending{std::move(done)});
   return true;
@@ -207,7 +210,7 @@ HttpReply WorkerLogic::send_form(const FormFields& f, bool admin, bool batch, bo
         if (x.seq != 0) record_stages(x, b->t_dry, sent);
       }
     };
-    if (!submit(txs[i], on_result, t_recv)) {
+    if (!submit(txs[i], on_result, t_recv, b->hashes[i])) {
       metrics.tx_result(types[i], 23001);
       for (size_t j = i; j < txs.size(); ++j)
         if (!admin)

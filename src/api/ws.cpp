@@ -549,7 +549,7 @@ std::string WorkerLogic::trades_frame(WsConn&, MarketId m,
   int64_t ts = 0;
   w.obj().kv_s("channel", "trade:" + std::to_string(m)).key("trades").arr();
   for (auto it = trades.rbegin(); it != trades.rend(); ++it) {  // newest first (ccxt reverses)
-    if (mv) write_trade(w, *it, *mv);
+    if (mv) write_trade(w, *it, *mv, shared_.tx_hash_of(it->origin_worker, it->origin_cookie));
     ts = std::max(ts, it->time_ns);
   }
   w.end_arr().key("liquidation_trades").arr().end_arr();
@@ -583,7 +583,8 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
         const auto mv = markets(m);
         if (!mv) continue;
         w.key(std::to_string(m)).arr();
-        for (auto it = ts2.rbegin(); it != ts2.rend(); ++it) write_trade(w, **it, *mv);
+        for (auto it = ts2.rbegin(); it != ts2.rend(); ++it)
+          write_trade(w, **it, *mv, shared_.tx_hash_of((*it)->origin_worker, (*it)->origin_cookie));
         w.end_arr();
       }
       w.end_obj();

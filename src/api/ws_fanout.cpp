@@ -124,7 +124,7 @@ void WorkerLogic::fan_out() {
     }
     switch (u.type) {
       case UpdateType::kTrade: {
-        const pipe::TradeRecord rec{u.trade, u.time_ns};
+        const pipe::TradeRecord rec{u.trade, u.time_ns, u.origin_cookie, u.origin_worker};
         if (has("trade/" + std::to_string(u.trade.market))) trades[u.trade.market].push_back(rec);
         markets.insert(u.trade.market);
         for (AccountIndex a : {u.trade.maker, u.trade.taker}) {

@@ -32,6 +32,8 @@ class Pipeline::RingSink final : public UpdateSink {
       exec_ns = static_cast<uint32_t>(std::clamp<int64_t>(exec_done_ns - u.time_ns, 0, UINT32_MAX));
     }
     ApplyItem it{u, worker, exec_ns, cookie, t_recv_ns};
+    it.u.origin_worker = static_cast<uint8_t>(worker);
+    it.u.origin_cookie = static_cast<uint32_t>(cookie);
     while (!p_.apply_ring_->try_push(it)) {
       p_.apply_bell_.ring();
       _mm_pause();

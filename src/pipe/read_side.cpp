@@ -210,7 +210,7 @@ void ReadSide::apply(const StateUpdate& u) {
 void ReadSide::on_trade(const StateUpdate& u) {
   const TradeUpdate& t = u.trade;
   MarketState& m = mstate_[t.market];
-  const TradeRecord rec{t, u.time_ns};
+  const TradeRecord rec{t, u.time_ns, u.origin_cookie, u.origin_worker};
   m.view.last_trade_price = t.price;
   ++m.view.trade_count;
   m.view.engine_ts_ns = u.time_ns;

@@ -46,6 +46,7 @@ int run_client(const std::string& cmd, std::string& out) {
 // Two traders and two crossing IOCs on ETH (market 0: 4 size decimals, 2 price decimals).
 struct Scene {
   Trader maker{3}, taker{4};
+  Tx take_buy, take_sell;  // the two taker txs (their hashes name the trades)
   void build(Server& s) {
     ASSERT_EQ(s.deposit(maker.account, 100'000'000'000, maker.pk).status, 200);
     ASSERT_EQ(s.deposit(taker.account, 100'000'000'000, taker.pk).status, 200);
@@ -56,8 +57,10 @@ struct Scene {
       ASSERT_EQ(r.status, 200) << r.body;
     }
     // taker buys 0.4 @ 3010 (crosses the best ask), then sells 0.3 @ 2990 (the best bid)
-    ASSERT_EQ(s.send(taker.order(0, false, 4000, 301000, TimeInForce::kIoc), taker.sk).status, 200);
-    ASSERT_EQ(s.send(taker.order(0, true, 3000, 299000, TimeInForce::kIoc), taker.sk).status, 200);
+    take_buy = taker.order(0, false, 4000, 301000, TimeInForce::kIoc);
+    take_sell = taker.order(0, true, 3000, 299000, TimeInForce::kIoc);
+    ASSERT_EQ(s.send(take_buy, taker.sk).status, 200);
+    ASSERT_EQ(s.send(take_sell, taker.sk).status, 200);
   }
 };
 
@@ -95,6 +98,9 @@ TEST(Api, rest_reads_equal_the_state_built_with_signed_txs) {
   EXPECT_EQ(str(trades.at(0), "price"), "2990.00");
   EXPECT_EQ(str(trades.at(0), "size"), "0.3000");
   EXPECT_EQ(str(trades.at(1), "price"), "3010.00");
+  // each trade names the taker tx that made it
+  EXPECT_EQ(str(trades.at(0), "tx_hash"), api::tx_hash_hex(sc.take_sell, 304));
+  EXPECT_EQ(str(trades.at(1), "tx_hash"), api::tx_hash_hex(sc.take_buy, 304));
   auto det =
       parse(p, s.get("/api/v1/orderBookDetails?market_id=0").body)["order_book_details"].at(0);
   double last = 0;

@@ -173,5 +173,26 @@ TEST(Ws, a_cancel_batched_behind_its_order_is_not_refused_by_the_dry_run) {
   EXPECT_NE(g2.body.find("21600"), std::string::npos) << g2.body;
 }
 
+// A trade pushed to trade/{m} names the taker tx by its hash, the one sendtx answered with, even
+// when another connection (here REST, on any worker) submitted it.
+TEST(Ws, a_trade_push_names_the_taker_tx) {
+  Server s;
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader maker(9), taker(10);
+  ASSERT_EQ(s.deposit(maker.account, 100'000'000'000, maker.pk).status, 200);
+  ASSERT_EQ(s.deposit(taker.account, 100'000'000'000, taker.pk).status, 200);
+  ASSERT_EQ(s.send(maker.order(0, true, 1000, 301000), maker.sk).status, 200);
+  WsClient c(s.port());
+  c.send(R"({"type":"subscribe","channel":"trade/0"})");
+  c.recv_until("subscribed/trade");
+  const Tx take = taker.order(0, false, 1000, 301000, TimeInForce::kIoc);
+  const HttpResult r = s.send(take, taker.sk);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string hash = api::tx_hash_hex(take, 304);
+  EXPECT_NE(r.body.find(hash), std::string::npos) << r.body;
+  const std::string push = c.recv_until("update/trade");
+  EXPECT_NE(push.find("\"tx_hash\":\"" + hash + "\""), std::string::npos) << push;
+}
+
 }  // namespace
 }  // namespace tachyon::testing

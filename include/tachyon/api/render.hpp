@@ -24,7 +24,9 @@ std::string_view tif_name(TimeInForce t);
 
 void write_market_details(JsonWriter& w, const pipe::MarketView& m, bool full);
 void write_market_stats(JsonWriter& w, const pipe::MarketView& m);
-void write_trade(JsonWriter& w, const pipe::TradeRecord& t, const pipe::MarketView& m);
+// `tx_hash`: the taker tx's hash ("" when unknown).
+void write_trade(JsonWriter& w, const pipe::TradeRecord& t, const pipe::MarketView& m,
+                 std::string_view tx_hash);
 // `status` empty: "open".
 void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_t updated_ns,
                  const pipe::MarketView& m, std::string_view status);

@@ -54,7 +54,10 @@ class ApiShared {
       : cfg(c),
         own_registry_(reg == nullptr ? std::make_unique<obs::Registry>() : nullptr),
         registry(reg != nullptr ? *reg : *own_registry_),
-        metrics(registry, c.workers) {}
+        metrics(registry, c.workers) {
+    for (uint32_t w = 0; w < c.workers; ++w)
+      tx_hashes_.push_back(std::make_unique<BroadcastLog<TxHashBytes>>(1 << 17));
+  }
   const ApiConfig cfg;
 
  private:
@@ -90,6 +93,13 @@ class ApiShared {
     OrderIndex order_index = 0;
   };
   void remember_tx(const std::string& hash, const TxRecord& r);
+
+  // The hash of every tx each worker submitted, by cookie (log position = cookie - 1), written
+  // by that worker before the tx reaches the sequencer: any worker can name a trade's taker tx
+  // (StateUpdate origin) when it renders the trade. "" when unknown or too old.
+  using TxHashBytes = std::array<uint8_t, 40>;
+  void record_tx_hash(uint32_t worker, uint64_t cookie, std::string_view hash_hex);
+  std::string tx_hash_of(uint32_t worker, uint32_t cookie_low) const;
   std::optional<TxRecord> find_tx(const std::string& hash);
 
  private:
@@ -102,6 +112,7 @@ class ApiShared {
   std::mutex mu_;
   absl::flat_hash_map<std::string, Bucket> ips_;
   absl::flat_hash_map<AccountIndex, Bucket> accounts_;
+  std::vector<std::unique_ptr<BroadcastLog<TxHashBytes>>> tx_hashes_;  // per worker
   std::mutex tx_mu_;
   absl::flat_hash_map<std::string, TxRecord> txs_;
   std::deque<std::string> tx_order_;
@@ -183,7 +194,7 @@ class WorkerLogic {
   // Submits a dry-run-clean tx; `done` runs with the sequencer's result.
   // t_recv_ns: when the request arrived (0: now).
   bool submit(const SignedTx& st, std::function<void(const pipe::Result&)> done,
-              int64_t t_recv_ns = 0);
+              int64_t t_recv_ns = 0, std::string_view hash_hex = {});
 
   // WS
   void ws_subscribe(const std::shared_ptr<WsConn>& c, std::string_view channel,

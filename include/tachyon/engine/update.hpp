@@ -137,6 +137,12 @@ struct ApiKeyUpdate {
 
 struct StateUpdate {
   UpdateType type;
+  // Where the tx came from, filled by the pipeline (not the engine, not the codec): the api
+  // worker that submitted it and the low bits of its cookie, so readers can name the tx (its
+  // hash) in trade pushes. The bytes were padding before.
+  uint8_t origin_worker;
+  uint16_t pad_;
+  uint32_t origin_cookie;
   int64_t time_ns;
   union {
     TxResultUpdate result;

@@ -43,6 +43,8 @@ struct Candle {
 struct TradeRecord {
   TradeUpdate t;
   int64_t time_ns;
+  uint32_t origin_cookie;  // the taker tx's submitting worker and cookie (StateUpdate)
+  uint8_t origin_worker;
 };
 
 struct MarketView {
