@@ -35,7 +35,8 @@ struct Row {
   double batch_p50, batch_p99, batch_p9999, batch_max, updates_per_batch;
 };
 
-Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
+// pinned: the sequencer on CPU 0 and the apply thread on CPU 1 (the submitting thread unpinned).
+Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool pinned) {
   const std::string dir = "/tmp/tachyon-bench-pipeline";
   std::filesystem::remove_all(dir);
   testing::TxBuilder b(now_ns());
@@ -58,6 +59,10 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate) {
   pipe::PipelineConfig pc;
   pc.workers = 1;
   pc.wait = w;
+  if (pinned) {
+    pc.sequencer_core = 0;
+    pc.apply_core = 1;
+  }
   pc.batch_samples = 1 << 20;
   pipe::Pipeline pl(pc, std::move(engine), journal.get(), nullptr);
   pl.start();
@@ -144,28 +149,43 @@ int main(int argc, char** argv) {
       "## submit -> result, one worker, %.0f orders/s offered, %llu orders per row (µs)\n\n", rate,
       static_cast<unsigned long long>(n));
   std::printf(
-      "| durability | wait strategy | p50 | p99 | p99.9 | max | busy answers | allocs/tx (steady) "
-      "|\n|---|---|---|---|---|---|---|---|\n");
+      "| durability | wait strategy | hot threads | p50 | p99 | p99.9 | max | busy answers | "
+      "allocs/tx "
+      "(steady) |\n|---|---|---|---|---|---|---|---|---|\n");
   const std::pair<store::Durability, const char*> modes[] = {{store::Durability::kNone, "none"},
                                                              {store::Durability::kWrite, "write"},
                                                              {store::Durability::kFsync, "fsync"}};
-  const std::pair<pipe::WaitStrategy, const char*> waits[] = {
-      {pipe::WaitStrategy::kSpinThenPark, "spin_then_park"}, {pipe::WaitStrategy::kPark, "park"}};
+  struct Wait {
+    pipe::WaitStrategy w;
+    const char* name;
+    bool pinned;
+  };
+  // Side by side: the default, parking, and (none and fsync only) spinning and pinning. On two
+  // vCPUs two spinning pinned threads leave the submitting thread no CPU of its own.
+  const Wait waits[] = {{pipe::WaitStrategy::kSpinThenPark, "spin_then_park", false},
+                        {pipe::WaitStrategy::kPark, "park", false},
+                        {pipe::WaitStrategy::kSpinThenPark, "spin_then_park", true},
+                        {pipe::WaitStrategy::kSpin, "spin", true}};
   std::vector<std::string> batches;
   for (auto [d, dn] : modes) {
-    for (auto [w, wn] : waits) {
-      const Row r = run(d, w, n, rate);
-      std::printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %llu | %.4f |\n", dn, wn, r.p50, r.p99,
-                  r.p999, r.max, static_cast<unsigned long long>(r.busy), r.allocs_per_tx);
-      batches.push_back(std::string("| ") + dn + " | " + wn + " | " + fmt2(r.updates_per_batch) +
-                        " | " + fmt2(r.batch_p50) + " | " + fmt2(r.batch_p99) + " | " +
-                        fmt2(r.batch_p9999) + " | " + fmt2(r.batch_max) + " |");
+    for (const Wait& wt : waits) {
+      if (wt.pinned && d == store::Durability::kWrite) continue;
+      const char* wn = wt.name;
+      const char* pn = wt.pinned ? "pinned (CPU 0, 1)" : "unpinned";
+      const Row r = run(d, wt.w, n, rate, wt.pinned);
+      std::printf("| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %llu | %.4f |\n", dn, wn, pn, r.p50,
+                  r.p99, r.p999, r.max, static_cast<unsigned long long>(r.busy), r.allocs_per_tx);
+      batches.push_back(std::string("| ") + dn + " | " + wn + " | " + pn + " | " +
+                        fmt2(r.updates_per_batch) + " | " + fmt2(r.batch_p50) + " | " +
+                        fmt2(r.batch_p99) + " | " + fmt2(r.batch_p9999) + " | " +
+                        fmt2(r.batch_max) + " |");
     }
   }
   std::printf(
       "\n## apply thread: time per batch (drain, read side, snapshot publication), µs\n\n"
-      "| durability | wait strategy | updates per batch | p50 | p99 | p99.99 | max |\n"
-      "|---|---|---|---|---|---|---|\n");
+      "| durability | wait strategy | hot threads | updates per batch | p50 | p99 | p99.99 | max "
+      "|\n"
+      "|---|---|---|---|---|---|---|---|\n");
   for (const auto& line : batches) std::printf("%s\n", line.c_str());
   return 0;
 }
