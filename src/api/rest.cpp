@@ -453,7 +453,8 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
     const auto rec = shared_.find_tx(*value);
     if (!rec)
       return error_reply(400, 21500,
-                         "tx not found (this server keeps the txs it sequenced since it started)");
+                         "tx not found (this server keeps the txs it sequenced since it started "
+                         "and those it replayed from the journal when it started)");
     w.obj().kv_i("code", 200).kv_s("hash", *value).kv_i("type", static_cast<int>(rec->tx.h.type));
     w.kv_s("info", tx_info_json(rec->tx, nullptr)).kv_s("event_info", "");
     // Lighter's numeric status: 2 executed, 0 failed; plus the reject code and its message.

@@ -165,7 +165,14 @@ int serve(const app::Config& c) {
 
   std::unique_ptr<Engine> engine;
   store::RecoveryReport rep;
-  if (Status s = store::recover(c.data_dir, c.engine, engine, rep); !s.ok()) {
+  // The txs replayed from the journal (the newest ones) stay findable by hash (GET /api/v1/tx).
+  std::deque<std::pair<Tx, TxResult>> replayed_txs;
+  const size_t keep_replayed = api::ApiConfig{}.tx_index_capacity;
+  auto on_replayed = [&](const Tx& tx, const TxResult& r) {
+    replayed_txs.emplace_back(tx, r);
+    if (replayed_txs.size() > keep_replayed) replayed_txs.pop_front();
+  };
+  if (Status s = store::recover(c.data_dir, c.engine, engine, rep, on_replayed); !s.ok()) {
     spdlog::critical("recovery of {} failed: {}", c.data_dir, s.message());
     return 2;
   }
@@ -238,6 +245,13 @@ int serve(const app::Config& c) {
   ac.operator_pubkey = op_key;
   api::ApiShared shared(ac, &obs.registry());
   shared.start_ms = realtime_ns() / 1'000'000;
+  for (const auto& [tx, r] : replayed_txs) {
+    const int64_t ms = tx.h.time_ns / 1'000'000;
+    shared.remember_tx(
+        api::tx_hash_hex(tx, c.chain_id),
+        api::ApiShared::TxRecord{tx, tx.h.seq, tx.h.block, ms, ms, r.reject, r.order_index});
+  }
+  replayed_txs = {};
   std::atomic<bool> snapshot_requested{false};
   shared.snapshot_trigger = [&] {
     snapshot_requested.store(true);

@@ -268,7 +268,7 @@ Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, si
 // ---- recovery ----
 
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
-               RecoveryReport& report) {
+               RecoveryReport& report, const ReplayedFn& replayed) {
   const int64_t t0 = now_ns();
   report = RecoveryReport{};
   if (Status s = make_dirs(dir); !s.ok()) return s;
@@ -298,7 +298,8 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
                               std::to_string(next) + ", found " + std::to_string(tx.h.seq));
           return;
         }
-        engine->execute(tx, sink);
+        const TxResult r = engine->execute(tx, sink);
+        if (replayed) replayed(tx, r);
         ++next;
         ++report.replayed;
       },

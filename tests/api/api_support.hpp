@@ -124,6 +124,12 @@ class Server {
     exit_code_ = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
     return exit_code_;
   }
+  // SIGKILL: a crash (nothing flushed by the server itself).
+  void kill() {
+    if (child_.pid <= 0) return;
+    (void)finish(child_, true);
+    child_.pid = -1;
+  }
   bool ready() const { return ready_; }
   int port() const { return port_; }
   int admin_port() const { return admin_port_; }

@@ -175,6 +175,38 @@ TEST(Api, a_restarted_server_is_ready_only_with_the_restored_state_and_serves_it
   EXPECT_EQ(again.stop(), 0) << again.log();
 }
 
+// After a crash the txs the journal replays at start are found by hash again: a client that
+// lost its connection learns whether its tx went in.
+TEST(Api, after_a_crash_the_replayed_txs_are_found_by_hash) {
+  TempDir dir;
+  std::string hash;
+  int64_t seq = 0;
+  {
+    Server s({}, dir.path());
+    ASSERT_TRUE(s.ready()) << s.log();
+    Trader t(7);
+    ASSERT_EQ(s.deposit(t.account, 100'000'000'000, t.pk).status, 200);
+    const Tx tx = t.order(0, true, 1000, 301000);
+    const HttpResult r = s.send(tx, t.sk);
+    ASSERT_EQ(r.status, 200) << r.body;
+    simdjson::dom::parser p;
+    seq = num(parse(p, r.body), "seq");
+    hash = api::tx_hash_hex(tx, 304);
+    s.kill();
+  }
+  Server again({}, dir.path());
+  ASSERT_TRUE(again.ready()) << again.log();
+  const HttpResult r = again.get("/api/v1/tx?by=hash&value=" + hash);
+  ASSERT_EQ(r.status, 200) << r.body;
+  simdjson::dom::parser p;
+  auto e = parse(p, r.body);
+  EXPECT_EQ(num(e, "sequence_index"), seq);
+  EXPECT_EQ(num(e, "status"), 2);
+  EXPECT_EQ(num(e, "account_index"), 7);
+  EXPECT_EQ(again.get("/api/v1/tx?by=hash&value=" + std::string(80, 'a')).status, 400);
+  EXPECT_EQ(again.stop(), 0) << again.log();
+}
+
 TEST(Api, bad_input_gets_a_clear_error_changes_nothing_and_the_server_stays_up) {
   Server s;
   ASSERT_TRUE(s.ready()) << s.log();

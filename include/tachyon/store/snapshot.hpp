@@ -6,6 +6,7 @@
 // File: header (48 bytes): magic "TCHYSNAP", u32 version, u32 0, u64 seq, u64 state hash,
 // u64 body length, u32 crc32c(body), u32 crc32c(first 44 header bytes); body = Engine::save().
 #include <sys/types.h>
+#include <functional>
 
 #include <cstdint>
 #include <memory>
@@ -72,8 +73,10 @@ struct RecoveryReport {
   std::vector<std::string> skipped_snapshots;  // invalid ones, with the reason
 };
 
-// Newest valid snapshot + journal replay. `out` is a new engine built with `cfg`.
+// Newest valid snapshot + journal replay. `out` is a new engine built with `cfg`. `replayed`
+// (optional) sees every journal tx executed after the snapshot, with the engine's verdict.
+using ReplayedFn = std::function<void(const Tx&, const TxResult&)>;
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
-               RecoveryReport& report);
+               RecoveryReport& report, const ReplayedFn& replayed = {});
 
 }  // namespace tachyon::store
