@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "api/api_support.hpp"
+#include "api/ws_client.hpp"
 
 namespace tachyon::testing {
 namespace {
@@ -147,6 +148,70 @@ TEST(Obs, a_batch_over_the_threshold_dumps_the_flight_recorder_to_a_trace_file) 
   for (simdjson::dom::element e : doc["traceEvents"].get_array()) events += e.is_object();
   EXPECT_GT(events, 3u);
   EXPECT_GE(scrape(s)["tachyon_trace_dumps_written_total"], 1);
+}
+
+}  // namespace
+}  // namespace tachyon::testing
+
+namespace tachyon::testing {
+namespace {
+
+int64_t metric(Server& s, const std::string& series) {
+  const auto m = scrape(s);
+  auto it = m.find(series);
+  return it == m.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+// The slow-consumer policy on a real socket: a client that subscribes and never reads (with a
+// tiny receive buffer) fills the kernel's buffers, then the server's bounded queue: one resync,
+// then the server closes it. The counters on /metrics say so; other clients are unaffected.
+TEST(Obs, a_real_socket_that_never_reads_is_resynced_then_closed) {
+  ConfigFile cfg(ConfigFile::Edits{{"ws_queue_bytes = 4194304", "ws_queue_bytes = 4096"},
+                                   {"ip_rate_per_s = 200", "ip_rate_per_s = 1000000"},
+                                   {"ip_burst = 400", "ip_burst = 1000000"},
+                                   {"account_rate_per_s = 100", "account_rate_per_s = 1000000"},
+                                   {"account_burst = 200", "account_burst = 1000000"}});
+  Server s(cfg.args());
+  ASSERT_TRUE(s.ready()) << s.log();
+  namespace asio = boost::asio;
+  namespace beast = boost::beast;
+  asio::io_context io;
+  beast::websocket::stream<beast::tcp_stream> ws(io);
+  auto& sock = beast::get_lowest_layer(ws).socket();
+  sock.open(asio::ip::tcp::v4());
+  sock.set_option(asio::socket_base::receive_buffer_size(1024));  // a small window
+  sock.connect({asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(s.port())});
+  ws.handshake("127.0.0.1", "/stream");
+  ws.write(asio::buffer(std::string(R"({"type":"subscribe","channel":"order_book/0"})")));
+  ws.write(asio::buffer(std::string(R"({"type":"subscribe","channel":"trade/0"})")));
+  // Book churn: orders at fresh prices (every one is a delta, and the resync snapshot grows).
+  Trader t(11);
+  ASSERT_EQ(s.deposit(t.account, 1'000'000'000'000, t.pk).status, 200);
+  int64_t closes = 0;
+  for (int i = 0; i < 6000 && closes < 1; ++i) {
+    const bool ask = i % 2 == 1;
+    const Ticks px = ask ? 302000 + i % 2000 : 298000 - i % 2000;
+    HttpResult r = s.send(t.order(0, ask, 500, px, TimeInForce::kGoodTillTime, i + 1), t.sk);
+    ASSERT_EQ(r.status, 200) << r.body;
+    if (i >= 200) {  // stay under the open-order limit: cancel the order 200 back
+      Tx c;
+      c.h.type = TxType::kCancelOrder;
+      c.h.account = t.account;
+      c.h.nonce = t.nonce++;
+      c.cancel.market = 0;
+      c.cancel.index = static_cast<uint64_t>(i + 1 - 200);
+      r = s.send(c, t.sk);
+      ASSERT_EQ(r.status, 200) << r.body;
+    }
+    if (i % 200 == 199) closes = metric(s, "tachyon_ws_slow_consumer_closes_total");
+  }
+  EXPECT_GE(closes, 1);
+  EXPECT_GE(metric(s, "tachyon_ws_slow_consumer_resyncs_total"), 1);
+  // The server is fine: a new client gets its snapshot.
+  WsClient other(s.port());
+  other.send(R"({"type":"subscribe","channel":"order_book/0"})");
+  EXPECT_NE(other.recv_until("subscribed/order_book"), "");
+  EXPECT_EQ(s.stop(), 0) << s.log();
 }
 
 }  // namespace
