@@ -129,9 +129,12 @@ Status operator_key(const app::Config& c, api::PublicKey& pk) {
 // Submits through the server's own ingress ring (the last one) and waits for the result.
 class LocalSubmitter {
  public:
-  LocalSubmitter(pipe::Pipeline& p, uint32_t ring) : p_(p), ring_(ring) {}
+  LocalSubmitter(pipe::Pipeline& p, uint32_t ring, api::ApiShared& shared, uint32_t chain_id)
+      : p_(p), ring_(ring), shared_(shared), chain_id_(chain_id) {}
   bool submit(const Tx& tx) {
-    while (!p_.submit(ring_, tx, ++cookie_, realtime_ns())) std::this_thread::yield();
+    ++cookie_;  // named like an api worker's txs, so its trades carry their tx hash too
+    shared_.record_tx_hash(ring_, cookie_, api::tx_hash_hex(tx, chain_id_));
+    while (!p_.submit(ring_, tx, cookie_, realtime_ns())) std::this_thread::yield();
     ++in_flight_;
     return true;
   }
@@ -151,6 +154,8 @@ class LocalSubmitter {
  private:
   pipe::Pipeline& p_;
   uint32_t ring_;
+  api::ApiShared& shared_;
+  uint32_t chain_id_;
   uint64_t cookie_ = 0;
   uint64_t in_flight_ = 0;
 };
@@ -274,7 +279,7 @@ int serve(const app::Config& c) {
   spdlog::info("listening on {}:{} (REST + WebSocket /stream), admin on {}:{}", c.listen_address,
                server.port(), c.admin_address, server.admin_port());
 
-  LocalSubmitter local(pipeline, c.api_workers);
+  LocalSubmitter local(pipeline, c.api_workers, shared, c.chain_id);
   for (const app::MarketSeed& m : c.markets) {  // a fresh data dir gets the configured markets
     if (pipeline.read_side().market_exists(m.id)) continue;
     Tx tx;

@@ -55,7 +55,8 @@ class ApiShared {
         own_registry_(reg == nullptr ? std::make_unique<obs::Registry>() : nullptr),
         registry(reg != nullptr ? *reg : *own_registry_),
         metrics(registry, c.workers) {
-    for (uint32_t w = 0; w < c.workers; ++w)
+    // One log per worker, and one for the server's own submitter (ring index `workers`).
+    for (uint32_t w = 0; w <= c.workers; ++w)
       tx_hashes_.push_back(std::make_unique<BroadcastLog<TxHashBytes>>(1 << 17));
   }
   const ApiConfig cfg;
