@@ -89,6 +89,14 @@ void ApiShared::remember_tx(const std::string& hash, const TxRecord& r) {
   }
 }
 
+std::vector<std::pair<std::string, ApiShared::TxRecord>> ApiShared::tx_records() {
+  std::lock_guard lk(tx_mu_);
+  std::vector<std::pair<std::string, TxRecord>> out;
+  out.reserve(tx_order_.size());
+  for (const std::string& h : tx_order_) out.emplace_back(h, txs_.at(h));
+  return out;
+}
+
 std::optional<ApiShared::TxRecord> ApiShared::find_tx(const std::string& hash) {
   std::lock_guard lk(tx_mu_);
   auto it = txs_.find(hash);

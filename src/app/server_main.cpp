@@ -32,6 +32,7 @@
 #include "tachyon/pipe/pipeline.hpp"
 #include "tachyon/store/commit.hpp"
 #include "tachyon/store/snapshot.hpp"
+#include "tx_index_file.hpp"
 
 using namespace tachyon;
 
@@ -250,6 +251,14 @@ int serve(const app::Config& c) {
   ac.operator_pubkey = op_key;
   api::ApiShared shared(ac, &obs.registry());
   shared.start_ms = realtime_ns() / 1'000'000;
+  {  // GET /api/v1/tx keeps answering across a restart: the saved index, then the replayed txs
+    app::TxRecords saved;
+    if (Status s = app::load_tx_index(c.data_dir, saved); !s.ok()) {
+      spdlog::warn("tx index not restored: {}", s.message());
+    }
+    for (const auto& [hash, rec] : saved) shared.remember_tx(hash, rec);
+    if (!saved.empty()) spdlog::info("tx index: {} txs restored", saved.size());
+  }
   for (const auto& [tx, r] : replayed_txs) {
     const int64_t ms = tx.h.time_ns / 1'000'000;
     shared.remember_tx(
@@ -376,8 +385,10 @@ int serve(const app::Config& c) {
   sd_notify("STOPPING=1");
   shared.ready.store(false);
   server.stop_accepting();
-  pipeline.stop();   // drains the rings: everything submitted is sequenced, journaled, answered
-  server.stop();     // delivers the last replies, closes connections
+  pipeline.stop();  // drains the rings: everything submitted is sequenced, journaled, answered
+  server.stop();    // delivers the last replies, closes connections
+  if (Status s = app::save_tx_index(c.data_dir, shared.tx_records()); !s.ok())
+    spdlog::warn("tx index not saved: {}", s.message());
   committer.stop();  // drains: every sealed block is committed
   obs.stop();
   const store::BlockCommitment last = committer.last();

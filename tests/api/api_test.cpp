@@ -207,6 +207,51 @@ TEST(Api, after_a_crash_the_replayed_txs_are_found_by_hash) {
   EXPECT_EQ(again.stop(), 0) << again.log();
 }
 
+// A clean restart keeps the tx index (saved at stop, loaded at start); a damaged index file is
+// reported and ignored, and the server starts anyway.
+TEST(Api, the_tx_index_survives_a_clean_restart_and_a_damaged_one_is_ignored) {
+  TempDir dir;
+  std::string hash;
+  int64_t seq = 0;
+  {
+    Server s({}, dir.path());
+    ASSERT_TRUE(s.ready()) << s.log();
+    Trader t(12);
+    ASSERT_EQ(s.deposit(t.account, 100'000'000'000, t.pk).status, 200);
+    const Tx tx = t.order(0, false, 1000, 299000);
+    const HttpResult r = s.send(tx, t.sk);
+    ASSERT_EQ(r.status, 200) << r.body;
+    simdjson::dom::parser p;
+    seq = num(parse(p, r.body), "seq");
+    hash = api::tx_hash_hex(tx, 304);
+    ASSERT_EQ(s.stop(), 0) << s.log();
+  }
+  {
+    Server again({}, dir.path());
+    ASSERT_TRUE(again.ready()) << again.log();
+    const HttpResult r = again.get("/api/v1/tx?by=hash&value=" + hash);
+    ASSERT_EQ(r.status, 200) << r.body << again.log();
+    simdjson::dom::parser p;
+    EXPECT_EQ(num(parse(p, r.body), "sequence_index"), seq);
+    ASSERT_EQ(again.stop(), 0) << again.log();
+  }
+  {  // flip a byte in the middle of the saved index
+    std::fstream f(dir.path() + "/txindex.bin", std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.good());
+    f.seekg(0, std::ios::end);
+    const auto size = static_cast<std::streamoff>(f.tellg());
+    f.seekg(size / 2);
+    const char old = static_cast<char>(f.get());
+    f.seekp(size / 2);
+    f.put(static_cast<char>(old ^ 0x5a));
+  }
+  Server third({}, dir.path());
+  ASSERT_TRUE(third.ready()) << third.log();
+  EXPECT_NE(third.log().find("tx index not restored"), std::string::npos) << third.log();
+  EXPECT_EQ(third.get("/health/ready").status, 200);
+  EXPECT_EQ(third.stop(), 0) << third.log();
+}
+
 TEST(Api, bad_input_gets_a_clear_error_changes_nothing_and_the_server_stays_up) {
   Server s;
   ASSERT_TRUE(s.ready()) << s.log();

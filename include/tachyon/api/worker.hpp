@@ -102,6 +102,8 @@ class ApiShared {
   void record_tx_hash(uint32_t worker, uint64_t cookie, std::string_view hash_hex);
   std::string tx_hash_of(uint32_t worker, uint32_t cookie_low) const;
   std::optional<TxRecord> find_tx(const std::string& hash);
+  // Everything remembered, oldest first (the server saves it at a clean stop).
+  std::vector<std::pair<std::string, TxRecord>> tx_records();
 
  private:
   struct Bucket {
