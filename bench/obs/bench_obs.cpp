@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "../pipe/bench_world.hpp"
 #include "support/tx_builder.hpp"
 #include "tachyon/core/clock.hpp"
 #include "tachyon/obs/metrics.hpp"
@@ -67,46 +68,9 @@ const char* const kModeNames[] = {"off (no instruments)", "on (default: histogra
 double pipeline_tps(Mode mode, uint64_t n) {
   obs::Registry reg;
   obs::FlightRecorder rec;
-  pipe::PipeMetrics pm;
-  if (mode != kOff) {
-    pm.apply_batch_ns = &reg.histogram("a", "", "", 1).shard(0);
-    pm.apply_batch_updates = &reg.histogram("b", "", "", 1, obs::Unit::kCount).shard(0);
-    pm.publish_ns = &reg.histogram("c", "", "", 1).shard(0);
-    pm.exec_to_applied_ns = &reg.histogram("d", "", "", 1).shard(0);
-    pm.queue_ns = &reg.histogram("e", "", "", 1).shard(0);
-    pm.execute_ns = &reg.histogram("f", "", "", 1).shard(0);
-    pm.seq_track = &rec.track("sequencer");
-    pm.apply_track = &rec.track("apply");
-    pm.ev_execute = rec.name_id("execute");
-    pm.ev_sequence = rec.name_id("sequence_round");
-    pm.ev_batch = rec.name_id("apply_batch");
-    pm.ev_publish = rec.name_id("publish");
-    pm.ev_apply_depth = rec.name_id("depth");
-    pm.ev_route = rec.name_id("route");
-  }
-  if (mode == kDetail) {
-    pm.detail = true;
-    pm.journal_append_ns = &reg.histogram("g", "", "", 1).shard(0);
-    pm.commit_push_ns = &reg.histogram("h", "", "", 1).shard(0);
-    for (size_t i = 0; i < pipe::kUpdateTypeSlots; ++i)
-      pm.apply_update_ns[i] =
-          &reg.histogram("u", "", "t=\"" + std::to_string(i) + "\"", 1).shard(0);
-    pm.seq_alloc_bytes = &reg.counter("s", "");
-    pm.apply_alloc_bytes = &reg.counter("t", "");
-  }
+  pipe::PipeMetrics pm = pipe::register_pipe_metrics(reg, rec, mode == kDetail);
   testing::TxBuilder b(realtime_ns());
-  auto engine = std::make_unique<Engine>();
-  NullSink sink;
-  MarketParams p = testing::demo_market_params();
-  p.max_orders_per_account = 1 << 20;
-  uint64_t seq = 0;
-  std::vector<Tx> genesis = {b.create_market(0, p, 300000)};
-  for (AccountIndex a = 100; a < 110; ++a)
-    genesis.push_back(b.deposit(a, 1'000'000'000 * kUsdcScale));
-  for (Tx& tx : genesis) {
-    tx.h.seq = ++seq;
-    engine->execute(tx, sink);
-  }
+  auto engine = bench::bench_world(b, 10);
   pipe::PipelineConfig pc;
   pc.workers = 1;
   pc.metrics = mode == kOff ? nullptr : &pm;

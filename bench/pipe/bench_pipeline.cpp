@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../engine/alloc_counter.hpp"
+#include "bench_world.hpp"
 #include "support/tx_builder.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
@@ -40,22 +41,10 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
   const std::string dir = "/tmp/tachyon-bench-pipeline";
   std::filesystem::remove_all(dir);
   testing::TxBuilder b(now_ns());
-  auto engine = std::make_unique<Engine>();
-  NullSink sink;
-  MarketParams p = testing::demo_market_params();
-  p.max_orders_per_account = 1 << 20;
-  uint64_t seq = 0;
-  std::vector<Tx> genesis = {b.create_market(0, p, 300000)};
-  for (AccountIndex a = 100; a < 110; ++a)
-    genesis.push_back(b.deposit(a, 1'000'000'000 * kUsdcScale));
   std::unique_ptr<store::Journal> journal;
   store::JournalConfig jc{dir, d};
   if (!store::Journal::open(jc, 1, journal).ok()) std::abort();
-  for (Tx& tx : genesis) {
-    tx.h.seq = ++seq;
-    engine->execute(tx, sink);
-    journal->append(tx);
-  }
+  auto engine = bench::bench_world(b, 10, journal.get());
   pipe::PipelineConfig pc;
   pc.workers = 1;
   pc.wait = w;

@@ -11,6 +11,7 @@
 #include <map>
 #include <vector>
 
+#include "bench_world.hpp"
 #include "support/tx_builder.hpp"
 #include "tachyon/core/clock.hpp"
 #include "tachyon/pipe/pipeline.hpp"
@@ -36,19 +37,8 @@ int main(int argc, char** argv) {
   const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200'000;
   const double rate = argc > 2 ? std::atof(argv[2]) : 20'000;
   testing::TxBuilder b(realtime_ns());
-  auto engine = std::make_unique<Engine>();
-  NullSink sink;
-  MarketParams p = testing::demo_market_params();
-  p.max_orders_per_account = 1 << 20;
-  uint64_t seq = 0;
   constexpr int kAccounts = 20;
-  std::vector<Tx> genesis = {b.create_market(0, p, 300000)};
-  for (AccountIndex a = 100; a < 100 + kAccounts; ++a)
-    genesis.push_back(b.deposit(a, 1'000'000'000 * kUsdcScale));
-  for (Tx& tx : genesis) {
-    tx.h.seq = ++seq;
-    engine->execute(tx, sink);
-  }
+  auto engine = bench::bench_world(b, kAccounts);
   pipe::PipelineConfig pc;
   pc.workers = 1;
   pipe::Pipeline pl(pc, std::move(engine), nullptr, nullptr);

@@ -38,4 +38,8 @@ struct PipeMetrics {
            ev_ingress_depth = 0, ev_route = 0;
 };
 
+// The histograms, counters and trace tracks above, registered under their Prometheus names (one
+// place for the server and the benchmarks). Dump thresholds stay 0 (the caller's setting).
+PipeMetrics register_pipe_metrics(obs::Registry& r, obs::FlightRecorder& rec, bool detail);
+
 }  // namespace tachyon::pipe
