@@ -267,7 +267,6 @@ RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
   settle.expires_after(std::chrono::milliseconds(300));
   asio::steady_timer pump_timer(io), drain_timer(io);
   size_t next = 0;
-  bool draining = false;
   std::function<void()> pump;
   auto finish_when_quiet = std::make_shared<std::function<void()>>();
   pump = [&] {
@@ -287,7 +286,6 @@ RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
       });
       return;
     }
-    draining = true;
     (*finish_when_quiet)();
   };
   const auto drain_deadline = std::make_shared<int64_t>(0);
@@ -309,12 +307,9 @@ RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
     pump();
   });
   io.run();
-  (void)draining;
 
-  int64_t last = sh.start_ns;
   for (size_t i = 0; i < plan.size(); ++i) {
     if (i < next && !sh.answered[i]) ++res.unanswered;
-    last = std::max(last, sh.sent_ns[i]);
   }
   res.seconds = plan.empty() ? 0 : double(plan.back().at_ns) / 1e9;
   res.ack = sh.ack.snapshot();
