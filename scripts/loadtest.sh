@@ -35,6 +35,7 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
 if [[ $build == 1 ]]; then
+  scripts/setup.sh  # the packages (a fresh machine), quick when present
   cmake --preset release >/dev/null
   cmake --build --preset release --target tachyon tachyon-load
 fi
