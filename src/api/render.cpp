@@ -39,6 +39,8 @@ std::string_view order_status(RemoveReason r) {
     case RemoveReason::kModified: return "open";
     case RemoveReason::kMarketHalted: return "canceled-market-halted";
     case RemoveReason::kCancelAll: return "canceled";
+    case RemoveReason::kLiquidation: return "canceled-liquidation";
+    case RemoveReason::kScheduledCancelAll: return "canceled";
   }
   return "canceled";
 }
@@ -52,6 +54,7 @@ std::string_view order_type_name(OrderType t) {
     case OrderType::kTakeProfit: return "take-profit";
     case OrderType::kTakeProfitLimit: return "take-profit-limit";
     case OrderType::kTwap: return "twap";
+    case OrderType::kLiquidation: return "liquidation";
   }
   return "limit";
 }
@@ -109,8 +112,9 @@ void write_market_details(JsonWriter& w, const pipe::MarketView& m, bool full) {
         .kv_i("insurance_fund_account_index", 1);
     w.kv_i("liquidation_mode", 0).kv_b("force_reduce_only", p.status == MarketStatus::kReduceOnly);
     w.kv_s("trading_hours", "").kv_b("hidden", false).end_obj();
-    w.key("funding_clamp_small").dec(0, 4).key("funding_clamp_big").dec(0, 4);
-    w.key("base_interest_rate").dec(0, 4);
+    w.key("funding_clamp_small").dec(p.funding_clamp_small, 4);
+    w.key("funding_clamp_big").dec(p.funding_clamp_big, 4);
+    w.key("base_interest_rate").dec(p.interest_rate, 4);
     w.key("mark_price").dec(m.mark_price, pd).key("index_price").dec(m.index_price, pd);
   }
   w.end_obj();
@@ -122,11 +126,13 @@ void write_market_stats(JsonWriter& w, const pipe::MarketView& m) {
   w.kv_s("symbol", symbol_of(m.params)).kv_i("market_id", m.id);
   w.key("index_price").dec(m.index_price, pd).key("mark_price").dec(m.mark_price, pd);
   w.key("open_interest").dec(m.open_interest, sd).key("open_interest_limit").dec(0, sd);
-  w.key("funding_clamp_small").dec(0, 4).key("funding_clamp_big").dec(0, 4);
+  w.key("funding_clamp_small").dec(m.params.funding_clamp_small, 4);
+  w.key("funding_clamp_big").dec(m.params.funding_clamp_big, 4);
   w.key("last_trade_price").dec(m.last_trade_price, pd);
-  // Funding is not implemented yet (issue 7): the rates are zero, and say so by being zero.
-  w.key("current_funding_rate").dec(0, 4).key("funding_rate").dec(0, 4);
-  w.kv_i("funding_timestamp", 0);
+  // Rates in percent per funding period (1e-9 fractions = 1e-7 percent).
+  w.key("current_funding_rate").dec(m.funding_estimate, 7).key("funding_rate").dec(m.funding_rate, 7);
+  w.kv_i("funding_timestamp", m.funding_ms);
+  w.kv_i("next_funding_timestamp", m.next_funding_ms);
   w.key("daily_base_token_volume").dec_num(m.daily_base, sd);
   w.key("daily_quote_token_volume").dec_num(m.daily_quote, kUsdc);
   w.key("daily_price_low")
@@ -147,7 +153,10 @@ void write_trade(JsonWriter& w, const pipe::TradeRecord& r, const pipe::MarketVi
   const __int128 usd = static_cast<__int128>(t.price) * t.size * m.quote_multiplier;
   const bool taker_ask = t.taker_is_ask != 0;
   w.obj();
-  w.kv_i("trade_id", t.trade_id).kv_s("tx_hash", tx_hash).kv_s("type", "trade");
+  w.kv_i("trade_id", t.trade_id).kv_s("tx_hash", tx_hash);
+  w.kv_s("type", t.kind == TradeKind::kTrade         ? "trade"
+                 : t.kind == TradeKind::kDeleverage ? "deleverage"
+                                                     : "liquidation");
   w.kv_i("market_id", t.market).key("size").dec(t.size, sd).key("price").dec(t.price, pd);
   w.key("usd_amount").dec(usd, kUsdc);
   w.kv_i("ask_id", taker_ask ? t.taker_order : t.maker_order);
@@ -192,8 +201,8 @@ void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_
 namespace {
 MarginMarket margin_of(const std::optional<pipe::MarketView>& v) {
   if (!v) return MarginMarket{};
-  return MarginMarket{v->mark_price, v->quote_multiplier, v->params.default_imf, v->params.min_imf,
-                      v->params.mmf};
+  return MarginMarket{v->mark_price,     v->quote_multiplier, v->params.default_imf,
+                      v->params.min_imf, v->params.mmf,       v->params.cmf};
 }
 }  // namespace
 
@@ -258,7 +267,7 @@ void write_position(JsonWriter& w, const pipe::PositionView& p, const AccountFig
   w.key("unrealized_pnl").dec(upnl, kUsdc).key("realized_pnl").dec(p.realized_pnl, kUsdc);
   w.key("liquidation_price").dec(liq, pd).kv_i("margin_mode", 0);
   w.key("allocated_margin").dec(0, kUsdc);
-  w.key("total_funding_paid_out").dec(0, kUsdc);
+  w.key("total_funding_paid_out").dec(p.funding_paid, kUsdc);
   w.end_obj();
 }
 

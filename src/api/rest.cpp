@@ -326,22 +326,59 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
     return r;
   }
   if (path == "/api/v1/funding-rates") {
+    // The estimate of each market's next payment, as a fraction per funding period.
     w.obj().kv_i("code", 200).key("funding_rates").arr();
     for (int m = 0; m < kMaxMarkets; ++m) {
-      // Funding is issue 7: until it exists every rate is honestly zero.
       if (auto v = dry_.market(static_cast<MarketId>(m))) {
         w.obj()
             .kv_i("market_id", m)
             .kv_s("exchange", "lighter")
             .kv_s("symbol", symbol_of(v->params));
-        w.key("rate").raw("0").end_obj();
+        w.key("rate").dec_num(v->funding_estimate, 9).end_obj();
       }
     }
     w.end_arr().end_obj();
     return r;
   }
   if (path == "/api/v1/fundings") {
-    w.obj().kv_i("code", 200).kv_s("resolution", "1h").key("fundings").arr().end_arr().end_obj();
+    // Past payments of one market: rate in percent, value = what the paying side paid (USDC),
+    // direction = the side that paid.
+    int m = -1;
+    if (!query_int(req.target, "market_id", m) || m < 0 || m >= kMaxMarkets)
+      return error_reply(400, 21602, "market_id is required");
+    if (!dry_.market(static_cast<MarketId>(m))) return error_reply(400, 21602, "no such market");
+    const auto res = query(req.target, "resolution");
+    if (res && *res != "1h" && *res != "1d")
+      return error_reply(400, 22400, "resolution must be 1h or 1d");
+    int64_t start = 0, end = INT64_MAX, count_back = 0;
+    if (query(req.target, "start_timestamp") && !query_int(req.target, "start_timestamp", start))
+      return error_reply(400, 22401, "start_timestamp must be ms");
+    if (query(req.target, "end_timestamp") && !query_int(req.target, "end_timestamp", end))
+      return error_reply(400, 22402, "end_timestamp must be ms");
+    if (query(req.target, "count_back") &&
+        (!query_int(req.target, "count_back", count_back) || count_back < 0))
+      return error_reply(400, 22403, "count_back must be a non-negative integer");
+    auto& rd = history_readers_[m];
+    if (!rd) rd.emplace(pipe_.read_side().history(static_cast<MarketId>(m)).reader());
+    rd->read([&](const pipe::MarketHistory* h) {
+      w.obj().kv_i("code", 200).kv_s("resolution", res ? *res : "1h").key("fundings").arr();
+      if (h) {
+        std::vector<const pipe::FundingRecord*> sel;
+        for (const auto& f : h->fundings)
+          if (f.time_ms >= start && f.time_ms <= end) sel.push_back(&f);
+        size_t first = 0;
+        if (count_back > 0 && sel.size() > static_cast<size_t>(count_back))
+          first = sel.size() - count_back;
+        for (size_t i = first; i < sel.size(); ++i) {
+          const auto& f = *sel[i];
+          w.obj().kv_i("timestamp", f.time_ms / 1000);
+          w.key("value").dec(f.paid, kQuoteDecimals);
+          w.key("rate").dec(f.rate < 0 ? -f.rate : f.rate, 7);
+          w.kv_s("direction", f.rate >= 0 ? "long" : "short").end_obj();
+        }
+      }
+      w.end_arr().end_obj();
+    });
     return r;
   }
   if (path == "/api/v1/account") {

@@ -102,7 +102,7 @@ HttpReply WorkerLogic::send_form(const FormFields& f, bool admin, bool batch, bo
   for (size_t i = 0; i < types.size(); ++i) {
     if (admin != is_operator_tx_type(types[i]))
       return error_reply(400, 21505,
-                         admin ? "the admin listener takes operator txs only (types 1, 60)"
+                         admin ? "the admin listener takes operator txs only (types 1, 60, 61, 62)"
                                : "unsupported tx_type " + std::to_string(types[i]));
     if (Reject r = parse_tx_info(types[i], infos[i], txs[i], err); r != Reject::kOk) {
       metrics.tx_result(types[i], reject_code(r));

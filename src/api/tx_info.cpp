@@ -22,7 +22,7 @@ bool is_user_tx_type(int t) {
     default: return false;
   }
 }
-bool is_operator_tx_type(int t) { return t == 1 || t == 60; }
+bool is_operator_tx_type(int t) { return t == 1 || t == 60 || t == 61 || t == 62; }
 
 namespace {
 
@@ -73,6 +73,7 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
   Tx& tx = out.tx;
   tx.h.type = static_cast<TxType>(tx_type);
   if (tx.h.type == TxType::kCancelAllOrders) tx.cancel_all.market = kAllMarkets;
+  if (tx.h.type == TxType::kFundingTick) tx.funding.market = kAllMarkets;
   if (tx.h.type == TxType::kTransfer) tx.transfer.asset = 3;
   if (tx.h.type == TxType::kWithdraw) tx.withdraw.asset = 3;
   static thread_local sj::ondemand::parser parser;
@@ -236,6 +237,13 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
              (k == "PubKey" ? from_hex(s, d.pubkey.data(), d.pubkey.size())
                             : from_hex(s, d.l1_address.data(), d.l1_address.size()));
       }
+    } else if (t == TxType::kFundingTick) {
+      if (k == "MarketIndex") ok = set_int(v, tx.funding.market, 0, 255);
+    } else if (t == TxType::kSetMarketStatus) {
+      if (k == "MarketIndex")
+        ok = set_int(v, tx.market_status.market, 0, 254);
+      else if (k == "Status")
+        ok = set_int(v, tx.market_status.status, 0, 3);
     } else if (t == TxType::kSetIndexPrice) {
       if (k == "MarketIndex")
         ok = set_int(v, tx.set_index.market, 0, 254);
@@ -316,6 +324,11 @@ std::string tx_info_json(const Tx& tx, const Signature* sig) {
       break;
     case TxType::kSetIndexPrice:
       w.kv_i("MarketIndex", tx.set_index.market).kv_i("IndexPrice", tx.set_index.index_price);
+      break;
+    case TxType::kFundingTick: w.kv_i("MarketIndex", tx.funding.market); break;
+    case TxType::kSetMarketStatus:
+      w.kv_i("MarketIndex", tx.market_status.market)
+          .kv_i("Status", static_cast<int>(tx.market_status.status));
       break;
     default: break;
   }

@@ -547,12 +547,18 @@ std::string WorkerLogic::trades_frame(WsConn&, MarketId m,
   std::string s;
   JsonWriter w(s);
   int64_t ts = 0;
-  w.obj().kv_s("channel", "trade:" + std::to_string(m)).key("trades").arr();
-  for (auto it = trades.rbegin(); it != trades.rend(); ++it) {  // newest first (ccxt reverses)
-    if (mv) write_trade(w, *it, *mv, shared_.tx_hash_of(it->origin_worker, it->origin_cookie));
-    ts = std::max(ts, it->time_ns);
+  // Book trades in `trades`; liquidation fills, takeovers and deleverages (the waterfall) in
+  // `liquidation_trades`, as Lighter does.
+  w.obj().kv_s("channel", "trade:" + std::to_string(m));
+  for (const bool liq : {false, true}) {
+    w.key(liq ? "liquidation_trades" : "trades").arr();
+    for (auto it = trades.rbegin(); it != trades.rend(); ++it) {  // newest first (ccxt reverses)
+      if ((it->t.kind != TradeKind::kTrade) != liq) continue;
+      if (mv) write_trade(w, *it, *mv, shared_.tx_hash_of(it->origin_worker, it->origin_cookie));
+      ts = std::max(ts, it->time_ns);
+    }
+    w.end_arr();
   }
-  w.end_arr().key("liquidation_trades").arr().end_arr();
   const int64_t sent = stamp(w, ts);
   if (!snapshot && ts > 0) shared_.metrics.freshness(index_, Chan::kTrade, sent - ts);
   w.kv_s("type", snapshot ? "subscribed/trade" : "update/trade").end_obj();

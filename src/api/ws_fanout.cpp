@@ -146,6 +146,7 @@ void WorkerLogic::fan_out() {
       case UpdateType::kBalance: accounts.insert(u.balance.account); break;
       case UpdateType::kMarkPrice: markets.insert(u.mark.market); break;
       case UpdateType::kMarket: markets.insert(u.market.market); break;
+      case UpdateType::kFunding: markets.insert(u.funding.market); break;
       default: break;
     }
   }

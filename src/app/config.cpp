@@ -68,11 +68,21 @@ Status parse_market(const toml::table& t, const std::string& origin, MarketSeed&
   TRY(get_int(t, "min_quote_usdc", p.min_quote_usdc, origin, 0, INT64_MAX));
   TRY(get_int(t, "max_orders_per_account", p.max_orders_per_account, origin, 1, kI32));
   TRY(get_int(t, "max_orders", p.max_orders, origin, 1, UINT32_MAX));
+  p.funding_clamp_small = 500;  // Lighter's typical values: 0.05%, 4%, 0.01% per period
+  p.funding_clamp_big = 40'000;
+  p.interest_rate = 100;
+  TRY(get_int(t, "funding_clamp_small", p.funding_clamp_small, origin, 0, 1'000'000));
+  TRY(get_int(t, "funding_clamp_big", p.funding_clamp_big, origin, 0, 1'000'000));
+  TRY(get_int(t, "interest_rate", p.interest_rate, origin, -1'000'000, 1'000'000));
+  TRY(get_int(t, "breaker_band", p.breaker_band, origin, 0, 10000));
+  TRY(get_int(t, "breaker_window_s", p.breaker_window_s, origin, 0, 86400));
+  TRY(get_int(t, "breaker_cooldown_s", p.breaker_cooldown_s, origin, 0, 86400));
   p.status = MarketStatus::kActive;
   if (!market_params_valid(p))
     return Status::error(where(t, origin) + ": market '" + symbol +
-                         "' is inconsistent (need cmf < mmf < min_imf <= default_imf and "
-                         "size_decimals + price_decimals <= 6)");
+                         "' is inconsistent (need cmf < mmf < min_imf <= default_imf, "
+                         "size_decimals + price_decimals <= 6, funding_clamp_small <= "
+                         "funding_clamp_big, breaker_window_s > 0 with a breaker_band)");
   return Status();
 }
 
@@ -136,6 +146,11 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     TRY(get_int(*t, "levels_per_side", c.engine.levels_per_side, origin, 16, int64_t{1} << 24));
     TRY(get_int(*t, "fee_account", c.engine.fee_account, origin, 0, kMaxAccountIndex));
     TRY(get_int(*t, "insurance_account", c.engine.insurance_account, origin, 0, kMaxAccountIndex));
+    TRY(get_int(*t, "funding_interval_ms", c.engine.funding_interval_ms, origin, 1000,
+                int64_t{86400} * 1000 * 7));
+    TRY(get_int(*t, "impact_notional", c.engine.impact_notional, origin, 1, int64_t{1} << 53));
+    TRY(get_int(*t, "liquidation_fee", c.engine.liquidation_fee, origin, 0, 10000));
+    TRY(get_int(*t, "funding_sample_ms", c.funding_sample_ms, origin, 0, int64_t{3600} * 1000));
   }
   if (const toml::table* t = root["threads"].as_table()) {
     TRY(get_str(*t, "wait_strategy", c.wait_strategy, origin));
@@ -224,7 +239,11 @@ std::string describe(const Config& c) {
     << "\nexpected_accounts = " << c.engine.expected_accounts
     << "\nlevels_per_side = " << c.engine.levels_per_side
     << "\nfee_account = " << c.engine.fee_account
-    << "\ninsurance_account = " << c.engine.insurance_account << "\n\n[threads]\nwait_strategy = \""
+    << "\ninsurance_account = " << c.engine.insurance_account
+    << "\nfunding_interval_ms = " << c.engine.funding_interval_ms
+    << "\nimpact_notional = " << c.engine.impact_notional
+    << "\nliquidation_fee = " << c.engine.liquidation_fee
+    << "\nfunding_sample_ms = " << c.funding_sample_ms << "\n\n[threads]\nwait_strategy = \""
     << c.wait_strategy << "\"\nsequencer_core = " << c.sequencer_core
     << "\napply_core = " << c.apply_core << "\nsched_fifo_priority = " << c.sched_fifo_priority
     << "\n\n[log]\nfile = \"" << c.log_file << "\"\nlevel = \"" << c.log_level
@@ -245,7 +264,11 @@ std::string describe(const Config& c) {
       << "\nmarket_protection = " << p.market_protection << "\nmin_base_lots = " << p.min_base_lots
       << "\nmin_quote_usdc = " << p.min_quote_usdc
       << "\nmax_orders_per_account = " << p.max_orders_per_account
-      << "\nmax_orders = " << p.max_orders << "\n";
+      << "\nmax_orders = " << p.max_orders << "\nfunding_clamp_small = " << p.funding_clamp_small
+      << "\nfunding_clamp_big = " << p.funding_clamp_big
+      << "\ninterest_rate = " << p.interest_rate << "\nbreaker_band = " << p.breaker_band
+      << "\nbreaker_window_s = " << p.breaker_window_s
+      << "\nbreaker_cooldown_s = " << p.breaker_cooldown_s << "\n";
   }
   return o.str();
 }

@@ -46,6 +46,7 @@ struct Config {
   uint32_t account_burst = 200;
   uint32_t max_connections = 10000;
   EngineConfig engine;
+  uint32_t funding_sample_ms = 60'000;  // the server's funding tick (premium sample); 0 = off
   std::string wait_strategy = "spin_then_park";
   int sequencer_core = -1;
   int apply_core = -1;

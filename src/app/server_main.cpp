@@ -310,7 +310,9 @@ int serve(const app::Config& c) {
   testing::RandomStream demo(c.demo_seed, sc);
   std::vector<Tx> demo_genesis = c.demo_load_tps > 0 ? demo.genesis() : std::vector<Tx>{};
   size_t demo_i = 0;
-  std::deque<Tx> demo_sent;
+  std::deque<Tx> demo_sent;  // in submission order: demo txs and the funding clock's ticks
+  auto next_funding_tick =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(c.funding_sample_ms);
 
   store::ForkSnapshotter snapshotter;
   // The newest seq a snapshot on disk covers.
@@ -337,14 +339,30 @@ int serve(const app::Config& c) {
     // Demo load: tps/100 txs per 10 ms tick through the server's own ring.
     for (uint32_t k = 0; k < c.demo_load_tps / 100 && local.in_flight() < 4096; ++k) {
       Tx tx = demo_i < demo_genesis.size() ? demo_genesis[demo_i++] : demo.next();
-      if (is_operator_tx(tx.h.type)) tx.h.nonce = op_nonce++;
+      if (is_operator_tx(tx.h.type) && !is_internal_tx(tx.h)) tx.h.nonce = op_nonce++;
       demo_sent.push_back(tx);
       local.submit(tx);
+    }
+    // The funding clock: an internal tx samples every market's premium (and pays funding when
+    // an interval boundary has passed). Journaled, so a replay pays exactly the same.
+    if (c.funding_sample_ms != 0 && std::chrono::steady_clock::now() >= next_funding_tick) {
+      next_funding_tick += std::chrono::milliseconds(c.funding_sample_ms);
+      Tx tick;
+      tick.h.type = TxType::kFundingTick;
+      tick.h.flags = kTxFlagInternal;
+      tick.funding.market = kAllMarkets;
+      demo_sent.push_back(tick);
+      local.submit(tick);
     }
     local.poll([&](const pipe::Result& r) {
       const Tx tx = demo_sent.front();
       demo_sent.pop_front();
-      if (is_operator_tx(tx.h.type) && r.reject != Reject::kOk) --op_nonce;
+      if (is_internal_tx(tx.h)) {
+        if (r.reject != Reject::kOk)
+          spdlog::warn("funding tick refused: {}", reject_message(r.reject));
+        return;
+      }
+      if (is_operator_tx(tx.h.type) && r.reject != Reject::kOk) --op_nonce;  // demo txs only
       TxResult tr;
       tr.reject = r.reject;
       tr.order_index = r.order_index;

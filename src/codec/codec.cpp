@@ -41,6 +41,12 @@ constexpr void market_params(IO& io, P& p) {
   io.num(p.min_quote_usdc);
   io.num(p.max_orders_per_account);
   io.num(p.max_orders);
+  io.num(p.funding_clamp_small);
+  io.num(p.funding_clamp_big);
+  io.num(p.interest_rate);
+  io.num(p.breaker_band);
+  io.num(p.breaker_window_s);
+  io.num(p.breaker_cooldown_s);
   io.pad(4);
 }
 
@@ -73,6 +79,15 @@ constexpr bool tx_payload(IO& io, T& tx, TxType type) {
       io.num(tx.set_index.market);
       io.pad(7);
       io.num(tx.set_index.index_price);
+      return true;
+    case TxType::kSetMarketStatus:
+      io.num(tx.market_status.market);
+      io.num(tx.market_status.status);
+      io.pad(6);
+      return true;
+    case TxType::kFundingTick:
+      io.num(tx.funding.market);
+      io.pad(7);
       return true;
     case TxType::kChangePubKey:
       io.num(tx.change_key.target_key_index);
@@ -189,7 +204,8 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(t.taker_fee);
       io.num(t.market);
       io.num(t.taker_is_ask);
-      io.pad(6);
+      io.num(t.kind);
+      io.pad(5);
       return true;
     }
     case UpdateType::kPosition: {
@@ -201,6 +217,7 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(p.market);
       io.pad(3);
       io.num(p.imf);
+      io.num(p.funding_paid);
       return true;
     }
     case UpdateType::kBalance:
@@ -223,6 +240,31 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.pad(6);
       market_params(io, u.market.params);
       return true;
+    case UpdateType::kFunding: {
+      auto& f = u.funding;
+      io.num(f.estimate_rate);
+      io.num(f.last_rate);
+      io.num(f.last_time_ms);
+      io.num(f.next_time_ms);
+      io.num(f.paid);
+      io.num(f.residue);
+      io.num(f.mark);
+      io.num(f.market);
+      io.num(f.settled);
+      io.pad(6);
+      return true;
+    }
+    case UpdateType::kRisk: {
+      auto& r = u.risk;
+      io.num(r.account);
+      io.num(r.tav);
+      io.num(r.mmr);
+      io.num(r.amount);
+      io.num(r.market);
+      io.num(r.event);
+      io.pad(6);
+      return true;
+    }
     case UpdateType::kAccount:
       io.num(u.account.account);
       io.num(u.account.master);
@@ -248,6 +290,8 @@ struct TxProbe {
   CreateMarketTx create_market{};
   UpdateMarketTx update_market{};
   SetIndexPriceTx set_index{};
+  FundingTickTx funding{};
+  SetMarketStatusTx market_status{};
   ChangePubKeyTx change_key{};
   TransferTx transfer{};
   WithdrawTx withdraw{};
@@ -266,6 +310,8 @@ struct UpdateProbe {
   BalanceUpdate balance{};
   MarkPriceUpdate mark{};
   MarketUpdate market{};
+  FundingUpdate funding{};
+  RiskUpdate risk{};
   AccountUpdate account{};
   ApiKeyUpdate api_key{};
 };
@@ -290,8 +336,8 @@ static_assert(tx_size(TxType::kCreateOrder) == 8 + 56 + 48);
 static_assert(tx_size(TxType::kCancelOrder) == 8 + 56 + 16);
 static_assert(tx_size(TxType::kModifyOrder) == 8 + 56 + 40);
 static_assert(tx_size(TxType::kDeposit) == 8 + 56 + 72);
-static_assert(tx_size(TxType::kCreateMarket) == 8 + 56 + 96);
-static_assert(tx_size(TxType::kUpdateMarket) == 8 + 56 + 88);
+static_assert(tx_size(TxType::kCreateMarket) == 8 + 56 + 120);
+static_assert(tx_size(TxType::kUpdateMarket) == 8 + 56 + 112);
 static_assert(tx_size(TxType::kTransfer) == 8 + 56 + 64);
 static_assert(update_size(UpdateType::kTrade) == 8 + 8 + 80);
 static_assert(update_size(UpdateType::kOrderAdded) == 8 + 8 + 64);

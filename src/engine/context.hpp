@@ -2,11 +2,15 @@
 // Per-tx execution context, private to the engine's translation units.
 #include <cstdint>
 
+#include <absl/container/inlined_vector.h>
+
 #include "tachyon/engine/engine.hpp"
 
 namespace tachyon {
 
 struct Engine::Ctx {
+  Ctx(UpdateSink& s, const Tx& t, int64_t ns, int64_t ms) : sink(s), tx(t), now_ns(ns), now_ms(ms) {}
+
   UpdateSink& sink;
   const Tx& tx;
   int64_t now_ns;
@@ -14,7 +18,15 @@ struct Engine::Ctx {
   int64_t next_nonce = -1;             // set when the tx consumed its signer's nonce
   uint64_t touched[4] = {0, 0, 0, 0};  // markets whose book or index changed: mark to refresh
 
+  // Accounts whose margin changed other than by a mark move (fills, funding, transfers): the
+  // risk pass looks at them after the tx.
+  absl::InlinedVector<uint32_t, 8> risk_accounts;
+  // Set while a liquidation IOC order is the taker: its slot and zero price (engine fee rule).
+  uint32_t liq_order = 0xffffffffu;
+  Ticks liq_zero_price = 0;
+
   void touch(MarketId m) { touched[m >> 6] |= uint64_t{1} << (m & 63); }
+  void risk(uint32_t account_slot) { risk_accounts.push_back(account_slot); }
   StateUpdate make(UpdateType t) const { return StateUpdate(t, now_ns, StateUpdate::NoZero{}); }
 };
 

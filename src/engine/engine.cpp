@@ -9,7 +9,7 @@ namespace tachyon {
 
 bool is_operator_tx(TxType t) {
   return t == TxType::kDeposit || t == TxType::kCreateMarket || t == TxType::kUpdateMarket ||
-         t == TxType::kSetIndexPrice;
+         t == TxType::kSetIndexPrice || t == TxType::kSetMarketStatus || t == TxType::kFundingTick;
 }
 
 Engine::Engine(const EngineConfig& cfg)
@@ -33,7 +33,10 @@ TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
   Ctx c{sink, tx, tx.h.time_ns, tx.h.time_ns / 1'000'000};
   last_seq_ = tx.h.seq;
   last_block_ = tx.h.block;
+  // Time-driven transitions first, in a fixed order: expiries, dead man's switches, breakers.
   expire_orders(c, c.now_ms);
+  fire_scheduled_cancels(c);
+  clear_breakers(c);
   TxResult r;
   switch (tx.h.type) {
     case TxType::kDeposit: r.reject = deposit(tx, c); break;
@@ -49,13 +52,11 @@ TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
     case TxType::kCancelAllOrders: r.reject = cancel_all(tx, c); break;
     case TxType::kModifyOrder: r.reject = modify_order(tx, c, r.order_index); break;
     case TxType::kUpdateLeverage: r.reject = update_leverage(tx, c); break;
+    case TxType::kFundingTick: r.reject = funding_tick(tx, c); break;
+    case TxType::kSetMarketStatus: r.reject = set_market_status(tx, c); break;
     default: r.reject = Reject::kUnsupportedTxType; break;
   }
-  for (int w = 0; w < 4; ++w) {
-    for (uint64_t bits = c.touched[w]; bits != 0; bits &= bits - 1) {
-      update_mark(c, markets_[w * 64 + __builtin_ctzll(bits)]);
-    }
-  }
+  settle_risk(c);
   StateUpdate u = c.make(UpdateType::kTxResult);
   u.result = TxResultUpdate{tx.h.seq,  tx.h.account,       r.order_index, r.reject,
                             tx.h.type, tx.h.api_key_index, c.next_nonce,  tx.h.block};
@@ -165,6 +166,13 @@ bool market_params_valid(const MarketParams& p) {
   if (p.market_protection <= 0 || p.market_protection > kFractionOne) return false;
   if (p.min_base_lots < 1 || p.min_base_lots > kMaxBaseAmount || p.min_quote_usdc < 0) return false;
   if (p.max_orders_per_account < 1 || p.max_orders < 1) return false;
+  if (p.funding_clamp_small < 0 || p.funding_clamp_big < p.funding_clamp_small ||
+      p.funding_clamp_big > 1'000'000 || p.interest_rate < -1'000'000 ||
+      p.interest_rate > 1'000'000)
+    return false;
+  if (p.breaker_band < 0 || p.breaker_band > kFractionOne || p.breaker_window_s < 0 ||
+      p.breaker_cooldown_s < 0 || (p.breaker_band > 0 && p.breaker_window_s == 0))
+    return false;
   return true;
 }
 
@@ -185,9 +193,7 @@ Reject Engine::create_market(const Tx& tx, Ctx& c) {
   m.mark_price = 0;  // refreshed below through touch()
   m.book.reserve(cfg_.levels_per_side);
   c.touch(cm.market);
-  StateUpdate u = c.make(UpdateType::kMarket);
-  u.market = MarketUpdate{cm.market, cm.params.status, cm.params};
-  c.sink.on_update(u);
+  emit_market(c, m);
   return Reject::kOk;
 }
 
@@ -201,10 +207,19 @@ Reject Engine::update_market(const Tx& tx, Ctx& c) {
       um.params.price_decimals != m.params.price_decimals)
     return Reject::kInvalidMarketConfig;
   ++operator_nonce_;
+  const bool margin_changed = um.params.mmf != m.params.mmf || um.params.cmf != m.params.cmf;
   m.params = um.params;
-  StateUpdate u = c.make(UpdateType::kMarket);
-  u.market = MarketUpdate{um.market, um.params.status, m.params};
-  c.sink.on_update(u);
+  if (margin_changed) {  // every holder's distance to liquidation changed
+    for (uint32_t h : m.holders) c.risk(h);
+  }
+  // An operator's resume (status active) also clears a tripped circuit breaker.
+  if (um.params.status == MarketStatus::kActive && m.breaker_level != 0) {
+    m.breaker_level = 0;
+    m.window_start_ms = c.now_ms;
+    m.window_ref = m.mark_price;
+    breaker_markets_[m.id >> 6] &= ~(uint64_t{1} << (m.id & 63));
+  }
+  emit_market(c, m);
   return Reject::kOk;
 }
 
@@ -216,6 +231,25 @@ Reject Engine::set_index_price(const Tx& tx, Ctx& c) {
   ++operator_nonce_;
   markets_[s.market].index_price = s.index_price;
   c.touch(s.market);
+  return Reject::kOk;
+}
+
+Reject Engine::set_market_status(const Tx& tx, Ctx& c) {
+  if (Reject r = check_operator(tx); r != Reject::kOk) return r;
+  const SetMarketStatusTx& s = tx.market_status;
+  if (s.market >= kMaxMarkets || !markets_[s.market].exists) return Reject::kInvalidMarket;
+  if (static_cast<uint8_t>(s.status) > static_cast<uint8_t>(MarketStatus::kHalted))
+    return Reject::kInvalidMarketConfig;
+  ++operator_nonce_;
+  Market& m = markets_[s.market];
+  m.params.status = s.status;
+  if (s.status == MarketStatus::kActive && m.breaker_level != 0) {
+    m.breaker_level = 0;
+    m.window_start_ms = c.now_ms;
+    m.window_ref = m.mark_price;
+    breaker_markets_[m.id >> 6] &= ~(uint64_t{1} << (m.id & 63));
+  }
+  emit_market(c, m);
   return Reject::kOk;
 }
 
@@ -284,6 +318,7 @@ Reject Engine::transfer(const Tx& tx, Ctx& c) {
   consume_nonce(c, *key, tx);
   from->collateral -= t.amount + t.fee;
   emit_balance(c, *from, -t.amount - t.fee, BalanceReason::kTransferOut);
+  c.risk(static_cast<uint32_t>(from - accounts_.data()));  // less slack: re-key it
   to->collateral += t.amount;
   emit_balance(c, *to, t.amount, BalanceReason::kTransferIn);
   if (t.fee > 0) {
@@ -304,6 +339,7 @@ Reject Engine::withdraw(const Tx& tx, Ctx& c) {
   if (w.amount > free_collateral(*a, margin(*a))) return Reject::kInsufficientCollateral;
   consume_nonce(c, *key, tx);
   a->collateral -= w.amount;
+  c.risk(static_cast<uint32_t>(a - accounts_.data()));
   total_withdrawals_ += w.amount;
   emit_balance(c, *a, -w.amount, BalanceReason::kWithdraw);
   return Reject::kOk;
@@ -343,7 +379,14 @@ void Engine::emit_balance(Ctx& c, const Account& a, Usdc delta, BalanceReason wh
 
 void Engine::emit_position(Ctx& c, const Account& a, const Position& p) {
   StateUpdate u = c.make(UpdateType::kPosition);
-  u.position = PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl, p.market, p.imf};
+  u.position = PositionUpdate{a.index,  p.size, p.entry_notional, p.realized_pnl,
+                              p.market, p.imf,  p.funding_paid};
+  c.sink.on_update(u);
+}
+
+void Engine::emit_market(Ctx& c, const Market& m) {
+  StateUpdate u = c.make(UpdateType::kMarket);
+  u.market = MarketUpdate{m.id, m.status(), m.params};
   c.sink.on_update(u);
 }
 

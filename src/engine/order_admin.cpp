@@ -25,7 +25,25 @@ Reject Engine::cancel_all(const Tx& tx, Ctx& c) {
   ApiKey* key = nullptr;
   if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
   const CancelAllOrdersTx& x = tx.cancel_all;
-  if (x.tif != 0) return Reject::kUnsupportedCancelAllMode;
+  if (x.tif > kCancelAllAbort) return Reject::kUnsupportedCancelAllMode;
+  const uint32_t slot = static_cast<uint32_t>(a - accounts_.data());
+  if (x.tif == kCancelAllScheduled) {  // set or renew the dead man's switch
+    if (x.time_ms < c.now_ms + kCancelAllMinDelayMs || x.time_ms > c.now_ms + kCancelAllMaxDelayMs)
+      return Reject::kInvalidExpiry;
+    consume_nonce(c, *key, tx);
+    if (a->cancel_all_at_ms != 0) scheduled_cancels_.erase({a->cancel_all_at_ms, slot});
+    a->cancel_all_at_ms = x.time_ms;
+    scheduled_cancels_.insert({x.time_ms, slot});
+    return Reject::kOk;
+  }
+  if (x.tif == kCancelAllAbort) {
+    if (x.time_ms != 0) return Reject::kInvalidExpiry;
+    if (a->cancel_all_at_ms == 0) return Reject::kOrderNotFound;  // nothing scheduled
+    consume_nonce(c, *key, tx);
+    scheduled_cancels_.erase({a->cancel_all_at_ms, slot});
+    a->cancel_all_at_ms = 0;
+    return Reject::kOk;
+  }
   if (x.market != kAllMarkets && (x.market >= kMaxMarkets || !markets_[x.market].exists))
     return Reject::kInvalidMarket;
   consume_nonce(c, *key, tx);
@@ -48,7 +66,7 @@ Reject Engine::modify_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   const uint32_t slot = find_order(*a, x.market, x.index);
   if (slot == kNoSlot) return Reject::kOrderNotFound;
   Order& o = pool_[slot];
-  switch (m.params.status) {
+  switch (m.status()) {
     case MarketStatus::kActive: break;
     case MarketStatus::kPostOnly:
       if (o.tif != TimeInForce::kPostOnly) return Reject::kMarketStatus;
@@ -114,7 +132,22 @@ void Engine::update_mark(Ctx& c, Market& m) {
   if (mark == m.mark_price && m.index_price == m.emitted_index &&
       m.open_interest == m.emitted_open_interest)
     return;
+  const Ticks old = m.mark_price;
   m.mark_price = mark;
+  if (old != mark && old > 0) {
+    // Liquidation index: the drift grows by the relative move (rounded up, 1e-12), and every
+    // account whose key it reaches is looked at again.
+    const __int128 num = static_cast<__int128>(mark > old ? mark - old : old - mark) * 1'000'000'000'000;
+    m.drift += static_cast<int64_t>(ceil_div(num, std::min(mark, old)));
+    while (!m.risk_index.empty() && m.risk_index.begin()->first <= m.drift) {
+      c.risk(m.risk_index.begin()->second);
+      const auto key = *m.risk_index.begin();
+      m.risk_index.erase(m.risk_index.begin());
+      Position* p = accounts_[key.second].position(m.id);
+      if (p != nullptr) p->risk_key = kNoRiskKey;
+    }
+    breaker_on_mark(c, m, old);
+  }
   m.emitted_index = m.index_price;
   m.emitted_open_interest = m.open_interest;
   StateUpdate u = c.make(UpdateType::kMarkPrice);

@@ -44,7 +44,7 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   // market and its status
   if (o.market >= kMaxMarkets || !markets_[o.market].exists) return Reject::kInvalidMarket;
   Market& m = markets_[o.market];
-  if (Reject r = check_market_status(m.params.status, o.tif, o.reduce_only); r != Reject::kOk)
+  if (Reject r = check_market_status(m.status(), o.tif, o.reduce_only); r != Reject::kOk)
     return r;
   if (Reject r = check_order_shape(o, c.now_ms); r != Reject::kOk) return r;
   if (o.client_order_index != 0 && coi_slot_.contains(CoiKey{a->index, o.client_order_index}))
@@ -180,10 +180,20 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
   TACHYON_ASSERT(notional <= INT64_MAX, "fill notional overflows int64");
   const Usdc taker_fee = static_cast<Usdc>(ceil_div(notional * m.params.taker_fee_ppm, kPpmOne));
   const Usdc maker_fee = static_cast<Usdc>(ceil_div(notional * m.params.maker_fee_ppm, kPpmOne));
+  const bool liquidation = taker_slot == c.liq_order;
   StateUpdate u = c.make(UpdateType::kTrade);
-  u.trade = TradeUpdate{
-      next_trade_id_++, mk.order_index, t.order_index, maker.index, taker.index, price, q,
-      maker_fee,        taker_fee,      m.id,          t.is_ask};
+  u.trade = TradeUpdate{next_trade_id_++,
+                        mk.order_index,
+                        t.order_index,
+                        maker.index,
+                        taker.index,
+                        price,
+                        q,
+                        maker_fee,
+                        taker_fee,
+                        m.id,
+                        t.is_ask,
+                        liquidation ? TradeKind::kLiquidation : TradeKind::kTrade};
   c.sink.on_update(u);
   apply_fill(c, m, taker, !t.is_ask, q, price, taker_fee);
   apply_fill(c, m, maker, !mk.is_ask, q, price, maker_fee);
@@ -191,6 +201,22 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
     Account& fee = accounts_[kFeeAccountSlot];
     fee.collateral += taker_fee + maker_fee;
     emit_balance(c, fee, taker_fee + maker_fee, BalanceReason::kFee);
+  }
+  if (liquidation) {
+    // A fill better than the zero price pays the improvement, up to liquidation_fee of the
+    // notional, to the insurance fund.
+    const __int128 better = t.is_ask ? price - c.liq_zero_price : c.liq_zero_price - price;
+    if (better > 0) {
+      const __int128 cap = notional * cfg_.liquidation_fee / kFractionOne;
+      const Usdc lf = static_cast<Usdc>(std::min<__int128>(m.notional(q, 1) * better, cap));
+      if (lf > 0) {
+        Account& ins = *find_account(cfg_.insurance_account);
+        taker.collateral -= lf;
+        emit_balance(c, taker, -lf, BalanceReason::kLiquidationFee);
+        ins.collateral += lf;
+        emit_balance(c, ins, lf, BalanceReason::kLiquidationFee);
+      }
+    }
   }
   t.remaining -= q;
   m.last_trade_price = price;
@@ -202,9 +228,8 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
 
 // One side of a fill. Keeps Σ(collateral − entry_notional) exact: realized PnL moves value from
 // the cost basis into collateral within the account, so rounding never creates money.
-void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Ticks price, Usdc fee) {
-  Position& p = a.position_or_add(m.id);
-  const Usdc coll_before = a.collateral;
+Lots Engine::fill_position(const Market& m, Position& p, Usdc& collateral, bool is_buy, Lots q,
+                           Ticks price) {
   const Lots long_before = std::max<Lots>(p.size, 0);
   Lots open = q;
   if (p.size != 0 && (p.size > 0) != is_buy) {  // reduces (and maybe flips) the position
@@ -216,7 +241,7 @@ void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Tick
     p.entry_notional -= static_cast<Usdc>(portion);
     p.size += is_buy ? close : -close;
     p.realized_pnl += pnl;
-    a.collateral += pnl;
+    collateral += pnl;
     open = q - close;
   }
   if (open > 0) {
@@ -224,8 +249,17 @@ void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Tick
     p.size += is_buy ? open : -open;
     p.entry_notional += is_buy ? n_open : -n_open;
   }
+  return std::max<Lots>(p.size, 0) - long_before;
+}
+
+void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Ticks price, Usdc fee) {
+  Position& p = a.position_or_add(m.id);
+  const Usdc coll_before = a.collateral;
+  m.open_interest += fill_position(m, p, a.collateral, is_buy, q, price);
   a.collateral -= fee;
-  m.open_interest += std::max<Lots>(p.size, 0) - long_before;
+  const uint32_t slot = static_cast<uint32_t>(&a - accounts_.data());
+  track_holder(m, slot, p);
+  c.risk(slot);
   emit_position(c, a, p);
   emit_balance(c, a, a.collateral - coll_before, BalanceReason::kTrade);
 }

@@ -8,7 +8,8 @@
 namespace tachyon {
 
 namespace {
-constexpr uint32_t kMagic = 0x31474e45;  // "ENG1"
+constexpr uint32_t kMagic = 0x32474e45;     // "ENG2": funding, breaker, dead man's switch
+constexpr uint32_t kOldMagic = 0x31474e45;  // "ENG1"
 
 struct SavedOrder {
   OrderIndex order_index;
@@ -41,6 +42,7 @@ void Engine::save(ByteSink& out) const {
     out.pod(a.master);
     out.pod(a.collateral);
     out.pod(a.l1_address);
+    out.pod(a.cancel_all_at_ms);
     out.pod(static_cast<uint32_t>(a.positions.size()));
     for (const Position& p : a.positions) out.pod(p);
     out.pod(static_cast<uint32_t>(a.keys.size()));
@@ -54,7 +56,10 @@ void Engine::save(ByteSink& out) const {
     out.pod(m.id);
     out.pod(m.params);
     for (int64_t v : {m.index_price, m.mark_price, m.last_trade_price, m.open_interest,
-                      static_cast<int64_t>(m.trade_count), m.volume_base, m.volume_quote})
+                      static_cast<int64_t>(m.trade_count), m.volume_base, m.volume_quote,
+                      m.premium_sum, m.premium_samples, m.next_funding_ms, m.last_funding_rate,
+                      m.last_funding_ms, int64_t{m.breaker_level}, m.breaker_until_ms,
+                      m.window_start_ms, m.window_ref})
       out.pod(v);
     for (int side = 0; side < 2; ++side) {
       // Worst level first: load() then appends each level at the best end instead of shifting
@@ -84,7 +89,11 @@ void Engine::save(ByteSink& out) const {
 
 Status Engine::load(ByteSource& in, bool validate_after) {
   auto bad = [](const std::string& what) { return Status::error("engine snapshot: " + what); };
-  if (in.pod<uint32_t>() != kMagic) return bad("bad magic");
+  const uint32_t magic = in.pod<uint32_t>();
+  if (magic == kOldMagic)
+    return bad("format ENG1 was written by an older tachyon (before funding and liquidation); "
+               "start from a fresh data dir or replay its journal with that version");
+  if (magic != kMagic) return bad("bad magic");
   if (pool_.live_count() != 0 || accounts_.size() > 2) return bad("load needs a fresh engine");
   accounts_.clear();
   account_slot_.clear();
@@ -106,6 +115,7 @@ Status Engine::load(ByteSource& in, bool validate_after) {
     a.master = in.pod<AccountIndex>();
     a.collateral = in.pod<Usdc>();
     a.l1_address = in.pod<std::array<uint8_t, 20>>();
+    a.cancel_all_at_ms = in.pod<int64_t>();
     const uint32_t np = in.pod<uint32_t>();
     if (np > kMaxMarkets) return bad("position count");
     for (uint32_t k = 0; k < np; ++k) a.positions.push_back(in.pod<Position>());
@@ -133,6 +143,17 @@ Status Engine::load(ByteSource& in, bool validate_after) {
     m.trade_count = static_cast<uint64_t>(in.pod<int64_t>());
     m.volume_base = in.pod<int64_t>();
     m.volume_quote = in.pod<int64_t>();
+    m.premium_sum = in.pod<int64_t>();
+    m.premium_samples = in.pod<int64_t>();
+    m.next_funding_ms = in.pod<int64_t>();
+    m.last_funding_rate = in.pod<int64_t>();
+    m.last_funding_ms = in.pod<int64_t>();
+    const int64_t level = in.pod<int64_t>();
+    if (level < 0 || level > 2) return bad("breaker level");
+    m.breaker_level = static_cast<uint8_t>(level);
+    m.breaker_until_ms = in.pod<int64_t>();
+    m.window_start_ms = in.pod<int64_t>();
+    m.window_ref = in.pod<int64_t>();
     m.open_orders = 0;
     m.book.reserve(cfg_.levels_per_side);
     for (int side = 0; side < 2; ++side) {
@@ -188,6 +209,12 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   }
   if (in.pod<uint32_t>() != kMagic || in.failed() || in.remaining() != 0)
     return bad("truncated or trailing bytes");
+  for (const Account& a : accounts_) {
+    for (const Position& p : a.positions) {
+      if (p.market >= kMaxMarkets || !markets_[p.market].exists) return bad("position market");
+    }
+  }
+  rebuild_risk_indexes();
   if (!validate_after) return Status();
   if (std::string broken = validate(); !broken.empty()) return bad("inconsistent state: " + broken);
   return Status();

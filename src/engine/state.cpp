@@ -55,6 +55,21 @@ uint64_t Engine::state_hash() const {
                       p.min_quote_usdc,
                       int64_t{p.max_orders_per_account},
                       int64_t{p.max_orders},
+                      int64_t{p.funding_clamp_small},
+                      int64_t{p.funding_clamp_big},
+                      int64_t{p.interest_rate},
+                      int64_t{p.breaker_band},
+                      int64_t{p.breaker_window_s},
+                      int64_t{p.breaker_cooldown_s},
+                      m.premium_sum,
+                      m.premium_samples,
+                      m.next_funding_ms,
+                      m.last_funding_rate,
+                      m.last_funding_ms,
+                      int64_t{m.breaker_level},
+                      m.breaker_until_ms,
+                      m.window_start_ms,
+                      m.window_ref,
                       m.index_price,
                       m.mark_price,
                       m.last_trade_price,
@@ -83,10 +98,11 @@ uint64_t Engine::state_hash() const {
     h.add(a.index);
     h.add(a.master);
     h.add_i(a.collateral);
+    h.add_i(a.cancel_all_at_ms);
     h.add_bytes(a.l1_address.data(), a.l1_address.size());
     for (const Position& p : a.positions) {
       for (int64_t v : {int64_t{p.market}, p.size, p.entry_notional, p.realized_pnl, p.buy_open,
-                        p.sell_open, int64_t{p.imf}, int64_t{p.open_orders}})
+                        p.sell_open, int64_t{p.imf}, int64_t{p.open_orders}, p.funding_paid})
         h.add_i(v);
     }
     for (const ApiKey& k : a.keys) {
@@ -142,6 +158,25 @@ std::string Engine::validate() const {
       return fail(mk + "longs != shorts != OI");
   }
   if (resting != pool_.live_count()) return fail("pool holds orders that no book has");
+  for (const Market& m : markets_) {
+    if (!m.exists) continue;
+    for (size_t i = 0; i < m.holders.size(); ++i) {
+      const Position* p = accounts_[m.holders[i]].position(m.id);
+      if (p == nullptr || p->size == 0 || p->holder_pos != i) return fail("market holder list");
+    }
+  }
+  for (size_t slot = 0; slot < accounts_.size(); ++slot) {
+    for (const Position& p : accounts_[slot].positions) {
+      if ((p.size != 0) != (p.holder_pos != kNoSlot)) return fail("holder flag of a position");
+      if (p.risk_key != kNoRiskKey &&
+          !markets_[p.market].risk_index.contains({p.risk_key, static_cast<uint32_t>(slot)}))
+        return fail("liquidation index entry missing");
+    }
+    const MarginInfo mi = margin(accounts_[slot]);
+    if (health_of(mi) >= Health::kPartialLiquidation)
+      return fail("account " + std::to_string(accounts_[slot].index) +
+                  " below maintenance margin after the risk pass");
+  }
   if (order_slot_.size() != resting) return fail("order index map size");
   if (!expiries_.valid()) return fail("expiry heap");
   __int128 money = 0;

@@ -18,6 +18,8 @@ const char* update_name(size_t t) {
     case UpdateType::kMarket: return "market";
     case UpdateType::kAccount: return "account";
     case UpdateType::kApiKey: return "api_key";
+    case UpdateType::kFunding: return "funding";
+    case UpdateType::kRisk: return "risk";
   }
   return nullptr;
 }

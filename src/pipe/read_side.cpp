@@ -129,6 +129,7 @@ void ReadSide::apply(const StateUpdate& u) {
     case UpdateType::kMarket: {
       MarketState& m = mstate_[u.market.market];
       m.view.params = u.market.params;
+      m.view.params.status = u.market.status;  // the circuit breaker's, if stricter
       m.view.quote_multiplier = pow10_i64(kQuoteDecimals - u.market.params.size_decimals -
                                           u.market.params.price_decimals);
       m.view.engine_ts_ns = u.time_ns;
@@ -146,6 +147,27 @@ void ReadSide::apply(const StateUpdate& u) {
       break;
     }
     case UpdateType::kTrade: on_trade(u); break;
+    case UpdateType::kFunding: {
+      const FundingUpdate& f = u.funding;
+      MarketState& m = mstate_[f.market];
+      m.view.funding_estimate = f.estimate_rate;
+      m.view.funding_rate = f.last_rate;
+      m.view.funding_ms = f.last_time_ms;
+      m.view.next_funding_ms = f.next_time_ms;
+      m.view.engine_ts_ns = u.time_ns;
+      touch(m);
+      if (f.settled) {
+        if (m.fundings.size() == kHistoryFundings) m.fundings.erase(m.fundings.begin());
+        m.fundings.push_back(FundingRecord{f.last_time_ms, f.last_rate, f.paid, f.mark});
+        history_urgent_ = true;
+        if (!m.history_changed) {
+          m.history_changed = true;
+          history_changed_.push_back(f.market);
+        }
+      }
+      break;
+    }
+    case UpdateType::kRisk: break;  // carried to the WebSocket workers by the update log
     case UpdateType::kOrderAdded:
     case UpdateType::kOrderReduced:
     case UpdateType::kOrderRemoved: on_order(u); break;
@@ -162,6 +184,7 @@ void ReadSide::apply(const StateUpdate& u) {
       it->entry_notional = u.position.entry_notional;
       it->realized_pnl = u.position.realized_pnl;
       it->imf = u.position.imf;
+      it->funding_paid = u.position.funding_paid;
       s.view.engine_ts_ns = u.time_ns;
       touch(s);
       break;
@@ -211,7 +234,10 @@ void ReadSide::on_trade(const StateUpdate& u) {
   const TradeUpdate& t = u.trade;
   MarketState& m = mstate_[t.market];
   const TradeRecord rec{t, u.time_ns, u.origin_cookie, u.origin_worker};
-  m.view.last_trade_price = t.price;
+  // Takeovers and deleverages move positions at the zero price, outside the book: they are on
+  // the tape (liquidation_trades) but set neither the last price nor the candles.
+  const bool book_trade = t.kind == TradeKind::kTrade || t.kind == TradeKind::kLiquidation;
+  if (book_trade) m.view.last_trade_price = t.price;
   ++m.view.trade_count;
   m.view.engine_ts_ns = u.time_ns;
   touch(m);
@@ -220,7 +246,7 @@ void ReadSide::on_trade(const StateUpdate& u) {
   trade_logs_[t.market]->append(rec);
   const int64_t t_ms = u.time_ns / 1'000'000;
   const Usdc quote = t.price * t.size * m.view.quote_multiplier;
-  for (int r = 0; r < kResolutions; ++r) {
+  for (int r = 0; r < kResolutions && book_trade; ++r) {
     auto& cs = m.candles[r];
     const int64_t len = kResolutionSeconds[r] * 1000;
     const int64_t start = t_ms - t_ms % len;
@@ -371,6 +397,7 @@ void ReadSide::publish_history(MarketState& m) {
   h->trades.assign(m.trades.begin(), m.trades.end());
   for (int r = 0; r < kResolutions; ++r)
     h->candles[r].assign(m.candles[r].begin(), m.candles[r].end());
+  h->fundings.assign(m.fundings.begin(), m.fundings.end());
   h->engine_ts_ns = m.view.engine_ts_ns;
   histories_[m.view.id]->publish(std::move(h));
 }
@@ -438,7 +465,13 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
     StateUpdate u;
     u.type = UpdateType::kMarket;
     u.time_ns = now_ns;
-    u.market = MarketUpdate{m->id, m->params.status, m->params};
+    u.market = MarketUpdate{m->id, m->status(), m->params};
+    apply(u);
+    u = StateUpdate();
+    u.type = UpdateType::kFunding;
+    u.time_ns = now_ns;
+    u.funding = FundingUpdate{e.funding_estimate(m->id), m->last_funding_rate, m->last_funding_ms,
+                              m->next_funding_ms, 0, 0, m->mark_price, m->id, 0};
     apply(u);
     u = StateUpdate();
     u.type = UpdateType::kMarkPrice;
@@ -472,7 +505,8 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
       u.type = UpdateType::kPosition;
       u.time_ns = now_ns;
       u.position =
-          PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl, p.market, p.imf};
+          PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl,
+                         p.market, p.imf,  p.funding_paid};
       apply(u);
     }
     for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next) {

@@ -46,7 +46,7 @@ class Blake {
 
 Hash32 account_leaf(const Account& a) {
   Blake b;
-  b.pod(a.index).pod(a.master).pod(a.collateral).pod(a.l1_address);
+  b.pod(a.index).pod(a.master).pod(a.collateral).pod(a.l1_address).pod(a.cancel_all_at_ms);
   for (const Position& p : a.positions) {
     b.pod(p.market)
         .pod(p.size)
@@ -54,7 +54,8 @@ Hash32 account_leaf(const Account& a) {
         .pod(p.realized_pnl)
         .pod(p.buy_open)
         .pod(p.sell_open)
-        .pod(p.imf);
+        .pod(p.imf)
+        .pod(p.funding_paid);
   }
   for (const ApiKey& k : a.keys) b.pod(k.index).pod(k.pubkey).pod(k.next_nonce).pod(k.version);
   return b.finish32();
@@ -71,6 +72,9 @@ Hash32 market_leaf(const Engine& e, MarketId id) {
       .pod(m->last_trade_price)
       .pod(m->open_interest);
   b.pod(m->trade_count).pod(m->volume_base).pod(m->volume_quote);
+  b.pod(m->premium_sum).pod(m->premium_samples).pod(m->next_funding_ms);
+  b.pod(m->last_funding_rate).pod(m->last_funding_ms).pod(m->breaker_level);
+  b.pod(m->breaker_until_ms).pod(m->window_start_ms).pod(m->window_ref);
   for (int side = 0; side < 2; ++side) {
     for (size_t i = 0; i < m->book.level_count(side); ++i) {
       const Level& l = m->book.level(side, i);
@@ -113,6 +117,11 @@ class TouchSink final : public UpdateSink {
       case UpdateType::kMarket: s_.touch_market(u.market.market); break;
       case UpdateType::kAccount: s_.touch_account(u.account.account); break;
       case UpdateType::kApiKey: s_.touch_account(u.api_key.account); break;
+      case UpdateType::kFunding: s_.touch_market(u.funding.market); break;
+      case UpdateType::kRisk:
+        s_.touch_account(u.risk.account);
+        if (u.risk.market != kAllMarkets) s_.touch_market(u.risk.market);
+        break;
     }
   }
 

@@ -168,7 +168,7 @@ TEST(Codec, wrong_length_type_or_version_is_refused_with_its_reason) {
   bad[5] = 0x02;  // an update record where a tx is expected
   EXPECT_EQ(decode(bad, out).error, Error::kUnknownType);
   bad = good;
-  bad[6] = 2;  // version 2
+  bad[6] = kVersion + 1;  // a version this build does not know
   EXPECT_EQ(decode(bad, out).error, Error::kBadVersion);
   StateUpdate u;
   EXPECT_EQ(decode(good, u).error, Error::kUnknownType);

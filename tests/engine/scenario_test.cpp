@@ -407,10 +407,24 @@ TEST_F(Scenario, cancel_cancel_all_and_their_rejects) {
       {"twice", [&] { return b.cancel(kAlice, N(kAlice), kEth, 11); }, Reject::kOrderNotFound},
       {"alice cancels her second order by order index",
        [&] { return b.cancel(kAlice, N(kAlice), kEth, kFirstOrderIndex + 1); }, Reject::kOk},
-      {"scheduled cancel-all is refused for now",
+      {"scheduled cancel-all needs a deadline 5 min .. 15 days ahead",
        [&] {
          auto t = b.cancel_all(kAlice, N(kAlice));
-         t.cancel_all.tif = 1;
+         t.cancel_all.tif = kCancelAllScheduled;
+         return t;
+       },
+       Reject::kInvalidExpiry},
+      {"abort with nothing scheduled",
+       [&] {
+         auto t = b.cancel_all(kAlice, N(kAlice));
+         t.cancel_all.tif = kCancelAllAbort;
+         return t;
+       },
+       Reject::kOrderNotFound},
+      {"unknown cancel-all mode",
+       [&] {
+         auto t = b.cancel_all(kAlice, N(kAlice));
+         t.cancel_all.tif = 3;
          return t;
        },
        Reject::kUnsupportedCancelAllMode},

@@ -52,4 +52,11 @@ inline constexpr __int128 ceil_div(__int128 a, __int128 b) {
   return q;
 }
 
+// Division rounding towards −infinity for positive divisors.
+inline constexpr __int128 floor_div(__int128 a, __int128 b) {
+  __int128 q = a / b;
+  if (a % b != 0 && a < 0) --q;
+  return q;
+}
+
 }  // namespace tachyon

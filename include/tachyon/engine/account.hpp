@@ -18,8 +18,15 @@ struct Position {
   Lots sell_open;       // Σ remaining of open asks
   Bps4 imf;             // per-account initial margin fraction, 0 = market default
   uint32_t open_orders;
+  Usdc funding_paid;  // cumulative: > 0 paid, < 0 received
+  // Derived (rebuilt by load(), outside the hash): where this account sits in the market's
+  // holder list and liquidation index.
+  uint32_t holder_pos;  // kNoSlot: flat
+  int64_t risk_key;     // key in Market::risk_index, kNoRiskKey if not indexed
   MarketId market;
 };
+
+inline constexpr int64_t kNoRiskKey = INT64_MIN;
 
 struct ApiKey {
   std::array<uint8_t, 32> pubkey;
@@ -35,6 +42,7 @@ struct Account {
   std::array<uint8_t, 20> l1_address{};
   uint32_t order_head = kNoSlot;  // doubly linked list of its open orders (all markets)
   uint32_t open_orders = 0;
+  int64_t cancel_all_at_ms = 0;  // the dead man's switch: 0 = not scheduled
   absl::InlinedVector<Position, 2> positions;  // sorted by market; entries are kept once made
   absl::InlinedVector<ApiKey, 1> keys;         // sorted by index
 
@@ -54,6 +62,8 @@ struct Account {
     if (it != positions.end() && it->market == m) return *it;
     Position p{};
     p.market = m;
+    p.holder_pos = kNoSlot;
+    p.risk_key = kNoRiskKey;
     return *positions.insert(it, p);
   }
   ApiKey* key(uint8_t i) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <absl/container/btree_set.h>
 #include <absl/container/flat_hash_map.h>
 
 #include "tachyon/core/bytes.hpp"
@@ -26,6 +27,20 @@ struct EngineConfig {
   uint32_t levels_per_side = 4096;        // reserved per book side
   AccountIndex fee_account = 0;           // receives trading and transfer fees
   AccountIndex insurance_account = 1;     // the insurance fund (liquidity pool)
+  int64_t funding_interval_ms = 3'600'000;  // payments at multiples of this (tx time)
+  Usdc impact_notional = 1'000'000'000;     // impact bid/ask: average price to fill 1000 USDC
+  Bps4 liquidation_fee = 100;               // up to 1% of a better liquidation fill → insurance
+};
+
+// Engine-wide risk figures (tests, benchmarks, metrics).
+struct RiskStats {
+  uint64_t partial_liquidations = 0;
+  uint64_t full_liquidations = 0;
+  uint64_t takeovers = 0;        // positions the insurance fund took over
+  uint64_t deleverages = 0;      // ADL fills
+  uint64_t margin_checks = 0;    // accounts whose margin the risk pass recomputed
+  uint64_t funding_payments = 0;
+  Usdc deficit_covered = 0;      // bankrupt balances the insurance fund paid
 };
 
 struct TxResult {
@@ -69,6 +84,11 @@ class Engine {
   OrderIndex next_order_index() const { return next_order_index_; }
   AccountIndex next_sub_account() const { return next_sub_account_; }
   uint64_t next_trade_id() const { return next_trade_id_; }
+  const RiskStats& risk_stats() const { return risk_stats_; }
+  // The rate the next funding payment of market m would have from the samples so far (1e-9).
+  int64_t funding_estimate(MarketId m) const;
+  // Impact-price premium of market m right now (1e-9 of the index); what a tick would sample.
+  int64_t premium_now(MarketId m) const;
 
  private:
   struct Ctx;  // per-tx context: sink, time, touched markets
@@ -87,6 +107,31 @@ class Engine {
   Reject cancel_all(const Tx& tx, Ctx& c);
   Reject modify_order(const Tx& tx, Ctx& c, OrderIndex& out);
   Reject update_leverage(const Tx& tx, Ctx& c);
+  Reject funding_tick(const Tx& tx, Ctx& c);
+  Reject set_market_status(const Tx& tx, Ctx& c);
+
+  // risk (engine/risk.cpp, engine/liquidation.cpp)
+  void settle_funding(Ctx& c, Market& m, int64_t rate);
+  void emit_funding(Ctx& c, const Market& m, bool settled, Usdc paid, Usdc residue);
+  void fire_scheduled_cancels(Ctx& c);
+  void clear_breakers(Ctx& c);
+  void breaker_on_mark(Ctx& c, Market& m, Ticks old_mark);
+  void emit_market(Ctx& c, const Market& m);
+  void emit_risk(Ctx& c, const Account& a, MarketId m, RiskEvent e, const MarginInfo& mi,
+                 Usdc amount);
+  void track_holder(Market& m, uint32_t account_slot, Position& p);
+  void reindex(uint32_t account_slot, const MarginInfo& mi);
+  void unindex(uint32_t account_slot);
+  void settle_risk(Ctx& c);  // marks, then every account the tx may have made unhealthy
+  void check_account(Ctx& c, uint32_t slot);
+  void liquidate_partial(Ctx& c, uint32_t slot);
+  void liquidate_full(Ctx& c, uint32_t slot);
+  bool takeover(Ctx& c, Market& m, uint32_t slot, Ticks zp);
+  void deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp);
+  void move_position(Ctx& c, Market& m, Account& from, Account& to, Lots from_delta, Ticks price,
+                     TradeKind kind);
+  Ticks zero_price(const Market& m, const Position& p, const MarginInfo& mi) const;
+  void rebuild_risk_indexes();
 
   // shared checks, in the documented precedence
   Reject check_operator(const Tx& tx) const;
@@ -103,6 +148,9 @@ class Engine {
                       bool is_market);
   void fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32_t maker_slot, Lots q);
   void apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Ticks price, Usdc fee);
+  // The arithmetic of one side of a fill, without emitting: returns the open-interest change.
+  static Lots fill_position(const Market& m, Position& p, Usdc& collateral, bool is_buy, Lots q,
+                            Ticks price);
   void rest(Ctx& c, Market& m, Account& a, uint32_t slot);
   void unrest(Market& m, Account& a, uint32_t slot);
   void remove_order(Ctx& c, uint32_t slot, RemoveReason why);  // resting order leaves the book
@@ -152,6 +200,10 @@ class Engine {
   Usdc total_withdrawals_ = 0;
   uint64_t last_seq_ = 0;
   uint64_t last_block_ = 0;
+  // Dead man's switches by deadline (derived from the accounts: rebuilt by load()).
+  absl::btree_set<std::pair<int64_t, uint32_t>> scheduled_cancels_;
+  uint64_t breaker_markets_[4] = {0, 0, 0, 0};  // markets whose breaker is tripped (derived)
+  RiskStats risk_stats_;
 };
 
 }  // namespace tachyon

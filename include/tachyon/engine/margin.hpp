@@ -13,7 +13,24 @@ struct MarginInfo {
   __int128 tav = 0;  // collateral + Σ unrealized PnL
   __int128 imr = 0;  // initial margin, open orders counted on their worst side
   __int128 mmr = 0;  // maintenance margin of positions
+  __int128 cmr = 0;  // close-out requirement of positions
 };
+
+// Lighter's health states (LIGHTER_API.md §5).
+enum class Health : uint8_t {
+  kHealthy = 0,
+  kPreLiquidation = 1,      // IMR > TAV >= MMR: only risk-reducing txs
+  kPartialLiquidation = 2,  // TAV < MMR
+  kFullLiquidation = 3,     // TAV < close-out
+};
+
+inline Health health_of(const MarginInfo& mi) {
+  if (mi.mmr == 0 && mi.tav >= 0) return Health::kHealthy;  // no position
+  if (mi.tav < mi.cmr) return Health::kFullLiquidation;
+  if (mi.tav < mi.mmr) return Health::kPartialLiquidation;
+  if (mi.tav < mi.imr) return Health::kPreLiquidation;
+  return Health::kHealthy;
+}
 
 // What margin needs to know about a market.
 struct MarginMarket {
@@ -22,10 +39,11 @@ struct MarginMarket {
   Bps4 default_imf = 0;
   Bps4 min_imf = 0;
   Bps4 mmf = 0;
+  Bps4 cmf = 0;
 };
 
 struct MarketMargin {
-  __int128 upnl, imr, mmr;
+  __int128 upnl, imr, mmr, cmr;
 };
 
 inline __int128 abs128(__int128 v) { return v < 0 ? -v : v; }
@@ -38,7 +56,8 @@ inline MarketMargin market_margin(const MarginMarket& m, Lots size, Usdc entry, 
   const __int128 worst = std::max(abs128(static_cast<__int128>(size) + buy_open),
                                   abs128(static_cast<__int128>(size) - sell_open));
   return MarketMargin{size * unit - entry, ceil_div(worst * unit * imf, kFractionOne),
-                      ceil_div(abs128(size) * unit * m.mmf, kFractionOne)};
+                      ceil_div(abs128(size) * unit * m.mmf, kFractionOne),
+                      ceil_div(abs128(size) * unit * m.cmf, kFractionOne)};
 }
 
 // Margin of an account with extra open size on market `mid` (negative: a modify that shrinks).
@@ -56,6 +75,7 @@ MarginInfo account_margin(Usdc collateral, const Positions& positions, MarketOf&
     MarketMargin mm = market_margin(m, p.size, p.entry_notional, p.buy_open, p.sell_open, p.imf);
     mi.tav += mm.upnl;
     mi.mmr += mm.mmr;
+    mi.cmr += mm.cmr;
     without += mm.imr;
     if (p.market == mid) {
       seen = true;

@@ -1,6 +1,10 @@
 #pragma once
 // A perpetual market: parameters, prices, open interest and its order book.
 #include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <absl/container/btree_set.h>
 
 #include "tachyon/core/units.hpp"
 #include "tachyon/engine/margin.hpp"
@@ -23,6 +27,24 @@ struct Market {
   Usdc volume_quote = 0;
   uint32_t open_orders = 0;
   OrderBook book;
+  // Funding (state): premium samples since the last payment (1e-9 of the index) and the last
+  // payment.
+  int64_t premium_sum = 0;
+  int64_t premium_samples = 0;
+  int64_t next_funding_ms = 0;  // 0: no sample yet
+  int64_t last_funding_rate = 0;
+  int64_t last_funding_ms = 0;
+  // Circuit breaker (state): 0 none, 1 post-only, 2 halted; the window's reference mark.
+  uint8_t breaker_level = 0;
+  int64_t breaker_until_ms = 0;
+  int64_t window_start_ms = 0;
+  Ticks window_ref = 0;
+  // Derived (rebuilt by load(), outside the hash): account slots with a position here, and the
+  // liquidation index. drift is Σ|Δmark| / mark over every mark change, in 1e-12; an account's
+  // key is the drift at which its margin must be looked at again (engine/risk.cpp).
+  std::vector<uint32_t> holders;
+  absl::btree_set<std::pair<int64_t, uint32_t>> risk_index;
+  int64_t drift = 0;
   // What the last kMarkPrice update said (derived, not state: outside the hash and snapshots).
   Ticks emitted_index = -1;
   Lots emitted_open_interest = -1;
@@ -31,11 +53,18 @@ struct Market {
   __int128 notional(Lots size, Ticks price) const {
     return static_cast<__int128>(size) * price * quote_multiplier;
   }
+  // What traders see: the operator's status, made stricter by the circuit breaker.
+  MarketStatus status() const {
+    const MarketStatus b = breaker_level == 0   ? MarketStatus::kActive
+                           : breaker_level == 1 ? MarketStatus::kPostOnly
+                                                : MarketStatus::kHalted;
+    return static_cast<uint8_t>(b) > static_cast<uint8_t>(params.status) ? b : params.status;
+  }
 };
 
 inline MarginMarket margin_market(const Market& m) {
   return MarginMarket{m.mark_price, m.quote_multiplier, m.params.default_imf, m.params.min_imf,
-                      m.params.mmf};
+                      m.params.mmf, m.params.cmf};
 }
 
 // The validation of market parameters shared by create and update.

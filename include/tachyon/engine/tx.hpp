@@ -25,6 +25,8 @@ enum class TxType : uint8_t {
   kModifyOrder = 17,
   kUpdateLeverage = 20,
   kSetIndexPrice = 60,  // operator: oracle index price
+  kFundingTick = 61,    // internal (the server's clock): premium sample, payment when due
+  kSetMarketStatus = 62,  // operator: halt / resume / post-only / reduce-only by hand
 };
 
 bool is_operator_tx(TxType t);
@@ -36,7 +38,8 @@ enum class OrderType : uint8_t {
   kStopLossLimit = 3,
   kTakeProfit = 4,
   kTakeProfitLimit = 5,
-  kTwap = 6
+  kTwap = 6,
+  kLiquidation = 8,  // internal: the engine's IOC order for an account under maintenance margin
 };
 enum class TimeInForce : uint8_t { kIoc = 0, kGoodTillTime = 1, kPostOnly = 2 };
 enum class StpMode : uint8_t {
@@ -48,6 +51,8 @@ enum class StpMode : uint8_t {
 enum class MarketStatus : uint8_t { kActive = 0, kPostOnly = 1, kReduceOnly = 2, kHalted = 3 };
 
 inline constexpr uint8_t kTxFlagSkipNonce = 1;  // Lighter attribute 4: nonce > last, not +1
+// Set only by the server's own clock (never by a parser): an internal tx without a nonce.
+inline constexpr uint8_t kTxFlagInternal = 2;
 
 struct TxHeader {
   uint64_t seq;  // assigned by the sequencer
@@ -63,6 +68,10 @@ struct TxHeader {
   uint8_t pad_;
 };
 static_assert(sizeof(TxHeader) == 56);
+
+// What the server's own clock submits (flag kTxFlagInternal); the admin port may send the same
+// type signed by the operator, with the operator's nonce.
+inline bool is_internal_tx(const TxHeader& h) { return (h.flags & kTxFlagInternal) != 0; }
 static_assert(std::is_trivially_copyable_v<TxHeader>);
 
 struct DepositTx {
@@ -87,11 +96,23 @@ struct MarketParams {
   Bps4 cmf;                // close-out
   Bps4 price_band;         // limit price vs mark, fat-finger band
   Bps4 market_protection;  // default slippage bound of market orders vs mark
+  int32_t pad2_;           // explicit: the struct is hashed as bytes
   Lots min_base_lots;
   Usdc min_quote_usdc;
   int32_t max_orders_per_account;  // open orders in this market per account
   uint32_t max_orders;             // open orders in this market (book capacity)
+  // Funding (LIGHTER_API.md §5), in 1e-6 per funding period: 500 = 0.05%.
+  int32_t funding_clamp_small;
+  int32_t funding_clamp_big;
+  int32_t interest_rate;
+  // Circuit breaker: a mark move of more than breaker_band (1e-4) within breaker_window_s makes
+  // the market post-only, a second one halts it; breaker_cooldown_s without one restores it.
+  // breaker_band 0 = off.
+  Bps4 breaker_band;
+  int32_t breaker_window_s;
+  int32_t breaker_cooldown_s;
 };
+static_assert(sizeof(MarketParams) == 104);
 
 struct CreateMarketTx {
   MarketId market;
@@ -107,6 +128,15 @@ struct UpdateMarketTx {
 struct SetIndexPriceTx {
   MarketId market;
   Ticks index_price;
+};
+
+struct SetMarketStatusTx {
+  MarketId market;
+  MarketStatus status;  // kActive also clears a tripped circuit breaker
+};
+
+struct FundingTickTx {
+  MarketId market;  // kAllMarkets (255) = every market
 };
 
 struct ChangePubKeyTx {
@@ -146,9 +176,17 @@ struct CancelOrderTx {
   uint64_t index;  // >= 2^48: order index, else client order index
 };
 
+// The dead man's switch: tif 0 cancels now; 1 schedules a cancel of every order at time_ms
+// (now + 5 min .. now + 15 days, renewable by sending it again); 2 aborts the schedule.
+inline constexpr uint8_t kCancelAllNow = 0;
+inline constexpr uint8_t kCancelAllScheduled = 1;
+inline constexpr uint8_t kCancelAllAbort = 2;
+inline constexpr int64_t kCancelAllMinDelayMs = 5 * 60 * 1000;
+inline constexpr int64_t kCancelAllMaxDelayMs = 15LL * 24 * 3600 * 1000;
+
 struct CancelAllOrdersTx {
-  uint8_t tif;      // 0 now; 1 scheduled, 2 abort: not supported yet
-  MarketId market;  // 255 = all markets
+  uint8_t tif;
+  MarketId market;  // 255 = all markets (tif 0 only; a schedule covers every market)
   int64_t time_ms;
 };
 
@@ -173,6 +211,8 @@ struct Tx {
     CreateMarketTx create_market;
     UpdateMarketTx update_market;
     SetIndexPriceTx set_index;
+    FundingTickTx funding;
+    SetMarketStatusTx market_status;
     ChangePubKeyTx change_key;
     TransferTx transfer;
     WithdrawTx withdraw;

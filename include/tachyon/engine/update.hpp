@@ -24,6 +24,8 @@ enum class UpdateType : uint8_t {
   kMarket = 9,    // created or parameters/status changed
   kAccount = 10,  // created (deposit or sub-account)
   kApiKey = 11,   // registered or rotated
+  kFunding = 12,  // premium sampled or funding paid (per market)
+  kRisk = 13,     // an account entered liquidation, was taken over or deleveraged
 };
 
 // Lighter's order statuses for why an order left the book.
@@ -39,6 +41,8 @@ enum class RemoveReason : uint8_t {
   kModified = 8,          // left its level to be re-placed by ModifyOrder (same order index)
   kMarketHalted = 9,      // reserved for the circuit breaker
   kCancelAll = 10,
+  kLiquidation = 11,  // canceled: the account is being liquidated
+  kScheduledCancelAll = 12,  // the dead man's switch fired
 };
 
 enum class BalanceReason : uint8_t {
@@ -48,7 +52,18 @@ enum class BalanceReason : uint8_t {
   kTransferOut = 3,
   kFee = 4,
   kRealizedPnl = 5,
-  kTrade = 6
+  kTrade = 6,
+  kFunding = 7,         // funding payment (either way)
+  kLiquidationFee = 8,  // liquidated account → insurance fund
+  kInsurance = 9,       // insurance fund covers a bankrupt account's deficit
+};
+
+// What kind of trade: a match in the book, or a risk transfer of the liquidation waterfall.
+enum class TradeKind : uint8_t {
+  kTrade = 0,
+  kLiquidation = 1,  // a liquidation IOC order matched in the book (taker = liquidated account)
+  kTakeover = 2,     // the insurance fund took the position over at the zero price
+  kDeleverage = 3,   // ADL against an opposite position at the zero price
 };
 
 struct TxResultUpdate {
@@ -90,6 +105,7 @@ struct TradeUpdate {
   Usdc taker_fee;
   MarketId market;
   uint8_t taker_is_ask;
+  TradeKind kind;
 };
 
 struct PositionUpdate {
@@ -98,7 +114,8 @@ struct PositionUpdate {
   Usdc entry_notional;  // signed cost basis
   Usdc realized_pnl;    // cumulative
   MarketId market;
-  Bps4 imf;  // the account's initial margin fraction here, 0 = market default
+  Bps4 imf;           // the account's initial margin fraction here, 0 = market default
+  Usdc funding_paid;  // cumulative funding paid (> 0) or received (< 0) on this position
 };
 
 struct BalanceUpdate {
@@ -113,6 +130,38 @@ struct MarkPriceUpdate {
   Ticks index;
   Lots open_interest;
   MarketId market;
+};
+
+// Funding of one market: every premium sample updates the estimate of the next rate; a payment
+// also sets rate/time (rates in 1e-9 per funding period).
+struct FundingUpdate {
+  int64_t estimate_rate;    // what the next payment's rate would be from the samples so far
+  int64_t last_rate;        // the last payment's rate
+  int64_t last_time_ms;     // when it was paid, 0 = never
+  int64_t next_time_ms;     // when the next one is due
+  Usdc paid;                // Σ paid by the paying side in the last payment
+  Usdc residue;             // rounding residue of it, to the fee account
+  Ticks mark;               // the mark price it was paid at
+  MarketId market;
+  uint8_t settled;          // 1: this update is a payment
+};
+
+enum class RiskEvent : uint8_t {
+  kPartialLiquidation = 1,  // TAV < MMR: orders canceled, IOC liquidation orders sent
+  kFullLiquidation = 2,     // positions taken over by the insurance fund / deleveraged
+  kDeficitCovered = 3,      // the insurance fund paid a bankrupt account's negative balance
+  kBreakerPostOnly = 4,     // circuit breaker: market post-only (account = 0)
+  kBreakerHalted = 5,
+  kBreakerCleared = 6,
+};
+
+struct RiskUpdate {
+  AccountIndex account;
+  int64_t tav;  // at the event (saturated to int64)
+  int64_t mmr;
+  Usdc amount;  // deficit covered, or 0
+  MarketId market;
+  RiskEvent event;
 };
 
 struct MarketUpdate {
@@ -152,6 +201,8 @@ struct StateUpdate {
     BalanceUpdate balance;
     MarkPriceUpdate mark;
     MarketUpdate market;
+    FundingUpdate funding;
+    RiskUpdate risk;
     AccountUpdate account;
     ApiKeyUpdate api_key;
   };

@@ -47,6 +47,14 @@ struct TradeRecord {
   uint8_t origin_worker;
 };
 
+struct FundingRecord {
+  int64_t time_ms = 0;
+  int64_t rate = 0;  // 1e-9 per period, > 0: longs paid
+  Usdc paid = 0;     // Σ paid by the paying side
+  Ticks mark = 0;
+};
+inline constexpr size_t kHistoryFundings = 1000;
+
 struct MarketView {
   MarketId id = 0;
   MarketParams params{};
@@ -54,6 +62,8 @@ struct MarketView {
   Ticks index_price = 0, mark_price = 0, last_trade_price = 0;
   Lots open_interest = 0;
   uint64_t trade_count = 0;
+  // funding (1e-9 per period): the next payment's estimate, the last payment
+  int64_t funding_estimate = 0, funding_rate = 0, funding_ms = 0, next_funding_ms = 0;
   // the last 24 h, from the hourly candles
   Ticks daily_open = 0, daily_high = 0, daily_low = 0;
   Lots daily_base = 0;
@@ -70,6 +80,7 @@ struct MarketHistory {
   MarketId id = 0;
   std::vector<TradeRecord> trades;                        // oldest first, the last kHistoryTrades
   std::array<std::vector<Candle>, kResolutions> candles;  // oldest first, the last kHistoryCandles
+  std::vector<FundingRecord> fundings;                    // oldest first, the last kHistoryFundings
   int64_t engine_ts_ns = 0;
 };
 
@@ -81,6 +92,7 @@ struct PositionView {
   Lots buy_open = 0, sell_open = 0;
   Bps4 imf = 0;  // 0: the market default
   uint32_t open_orders = 0;
+  Usdc funding_paid = 0;  // cumulative, > 0 paid
 };
 
 struct KeyView {
@@ -290,6 +302,7 @@ class ReadSide {
     MarketView view;
     std::vector<TradeRecord> trades;
     std::array<std::vector<Candle>, kResolutions> candles;
+    std::vector<FundingRecord> fundings;
     bool changed = false, history_changed = false;
   };
   struct AccountState {

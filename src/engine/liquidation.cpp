@@ -1,0 +1,179 @@
+// Engine: the liquidation waterfall (LIGHTER_API.md §5). Partial liquidation sends IOC orders at
+// the zero price into the book; what the book cannot take, or an account under its close-out
+// requirement, goes to the insurance fund while the fund stays above its initial margin, and the
+// rest is deleveraged (ADL) against opposite positions ranked by profit and leverage.
+#include <algorithm>
+#include <vector>
+
+#include "context.hpp"
+#include "tachyon/engine/engine.hpp"
+
+namespace tachyon {
+
+// ZP = mark·(1 ∓ MMF·TAV/MMR), − for a long: closing every position at its zero price leaves the
+// account's TAV at zero, so it is the bankruptcy price of the position's share of the
+// maintenance requirement. Rounded in the liquidated account's favour (a long sells higher, a
+// short buys lower) so the waterfall never leaves it below zero by rounding.
+Ticks Engine::zero_price(const Market& m, const Position& p, const MarginInfo& mi) const {
+  const __int128 mark = m.mark_price;
+  const __int128 x = floor_div(mark * m.params.mmf * mi.tav,
+                               static_cast<__int128>(kFractionOne) * std::max<__int128>(mi.mmr, 1));
+  const __int128 zp = p.size > 0 ? mark - x : mark + x;
+  return static_cast<Ticks>(std::clamp<__int128>(zp, 1, kMaxPriceTicks));
+}
+
+void Engine::liquidate_partial(Ctx& c, uint32_t slot) {
+  ++risk_stats_.partial_liquidations;
+  emit_risk(c, accounts_[slot], kAllMarkets, RiskEvent::kPartialLiquidation,
+            margin(accounts_[slot]), 0);
+  for (uint32_t s = accounts_[slot].order_head; s != kNoSlot; s = accounts_[slot].order_head)
+    remove_order(c, s, RemoveReason::kLiquidation);
+  Account& a = accounts_[slot];
+  for (size_t i = 0; i < a.positions.size(); ++i) {
+    const MarginInfo mi = margin(a);
+    if (mi.tav >= mi.mmr) break;
+    const Position& p = a.positions[i];
+    Market& m = markets_[p.market];
+    if (p.size == 0 || m.status() != MarketStatus::kActive || pool_.full()) continue;
+    const Ticks zp = zero_price(m, p, mi);
+    const uint32_t os = pool_.alloc();
+    Order& o = pool_[os];
+    o.order_index = next_order_index_++;
+    o.client_order_index = 0;
+    o.account = a.index;
+    o.account_slot = slot;
+    o.price = zp;
+    o.remaining = o.initial = p.size > 0 ? p.size : -p.size;
+    o.expiry_ms = 0;
+    o.prev = o.next = o.acct_prev = o.acct_next = o.heap_pos = kNoSlot;
+    o.market = m.id;
+    o.is_ask = p.size > 0;
+    o.type = OrderType::kLiquidation;
+    o.tif = TimeInForce::kIoc;
+    o.reduce_only = 1;
+    o.stp = StpMode::kExpireTaker;
+    c.liq_order = os;
+    c.liq_zero_price = zp;
+    match_and_rest(c, m, a, os, zp, false);
+    c.liq_order = kNoSlot;
+    c.liq_zero_price = 0;
+  }
+  // The book could not bring it back above maintenance margin: the waterfall goes on now
+  // rather than leaving an under-margined account waiting for liquidity.
+  if (health_of(margin(accounts_[slot])) >= Health::kPartialLiquidation) liquidate_full(c, slot);
+}
+
+void Engine::liquidate_full(Ctx& c, uint32_t slot) {
+  ++risk_stats_.full_liquidations;
+  emit_risk(c, accounts_[slot], kAllMarkets, RiskEvent::kFullLiquidation, margin(accounts_[slot]),
+            0);
+  for (uint32_t s = accounts_[slot].order_head; s != kNoSlot; s = accounts_[slot].order_head)
+    remove_order(c, s, RemoveReason::kLiquidation);
+  // Positions in ascending unrealized PnL order (the fund takes the worst first), market id to
+  // break ties.
+  std::vector<std::pair<__int128, MarketId>> order;
+  for (const Position& p : accounts_[slot].positions) {
+    if (p.size == 0) continue;
+    const Market& m = markets_[p.market];
+    order.emplace_back(m.notional(p.size, m.mark_price) - p.entry_notional, p.market);
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [upnl, mid] : order) {
+    Account& a = accounts_[slot];
+    const MarginInfo mi = margin(a);
+    Market& m = markets_[mid];
+    const Ticks zp = zero_price(m, *a.position(mid), mi);
+    if (!takeover(c, m, slot, zp)) deleverage(c, m, slot, zp);
+  }
+  // Flat now. A negative balance (a bankruptcy beyond the zero prices' rounding) is paid by the
+  // insurance fund.
+  Account& a = accounts_[slot];
+  if (a.collateral < 0) {
+    const Usdc deficit = -a.collateral;
+    Account& ins = *find_account(cfg_.insurance_account);
+    if (&ins != &a) {
+      ins.collateral -= deficit;
+      emit_balance(c, ins, -deficit, BalanceReason::kInsurance);
+      a.collateral = 0;
+      emit_balance(c, a, deficit, BalanceReason::kInsurance);
+      risk_stats_.deficit_covered += deficit;
+      emit_risk(c, a, kAllMarkets, RiskEvent::kDeficitCovered, margin(a), deficit);
+      c.risk(static_cast<uint32_t>(&ins - accounts_.data()));
+    }
+  }
+}
+
+// The insurance fund takes the whole position at the zero price if it stays at or above its
+// initial margin afterwards (tried on a copy of the fund's account first).
+bool Engine::takeover(Ctx& c, Market& m, uint32_t slot, Ticks zp) {
+  Account* ins = find_account(cfg_.insurance_account);
+  if (ins == nullptr || ins == &accounts_[slot]) return false;
+  Account& a = accounts_[slot];
+  const Lots size = a.position(m.id)->size;
+  Account trial = *ins;
+  Position& tp = trial.position_or_add(m.id);
+  fill_position(m, tp, trial.collateral, size > 0, size > 0 ? size : -size, zp);
+  const MarginInfo mi = margin(trial);
+  if (mi.tav < mi.imr) return false;
+  ++risk_stats_.takeovers;
+  move_position(c, m, a, *ins, -size, zp, TradeKind::kTakeover);
+  return true;
+}
+
+// ADL: opposite positions ranked by PnL ratio × leverage (losers last, by PnL ratio / leverage),
+// account index breaking ties; each closes against the bankrupt position at the zero price.
+void Engine::deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp) {
+  const Lots size = accounts_[slot].position(m.id)->size;
+  struct Candidate {
+    __int128 score;
+    AccountIndex index;
+    uint32_t slot;
+  };
+  std::vector<Candidate> cands;
+  for (uint32_t h : m.holders) {
+    if (h == slot) continue;
+    const Account& o = accounts_[h];
+    const Position& p = *o.position(m.id);
+    if ((p.size > 0) == (size > 0)) continue;
+    const __int128 value = m.notional(p.size, m.mark_price);
+    const __int128 upnl = value - p.entry_notional;
+    const __int128 ratio = upnl * 1'000'000 / std::max<__int128>(abs128(p.entry_notional), 1);
+    const __int128 tav = margin(o).tav;
+    const __int128 leverage = abs128(value) * 10'000 / std::max<__int128>(tav, 1);
+    const __int128 score = ratio >= 0 ? ratio * leverage : ratio * 10'000 / std::max<__int128>(leverage, 1);
+    cands.push_back({score, o.index, h});
+  }
+  std::sort(cands.begin(), cands.end(), [](const Candidate& x, const Candidate& y) {
+    return x.score != y.score ? x.score > y.score : x.index < y.index;
+  });
+  Lots left = size > 0 ? size : -size;
+  for (const Candidate& cd : cands) {
+    if (left == 0) break;
+    const Lots their = accounts_[cd.slot].position(m.id)->size;
+    const Lots q = std::min(left, their > 0 ? their : -their);
+    ++risk_stats_.deleverages;
+    move_position(c, m, accounts_[slot], accounts_[cd.slot], size > 0 ? -q : q, zp,
+                  TradeKind::kDeleverage);
+    left -= q;
+  }
+}
+
+// A risk transfer outside the book, without fees: `from` changes its position by from_delta,
+// `to` by the opposite, at `price`. It is a trade on the market's tape.
+void Engine::move_position(Ctx& c, Market& m, Account& from, Account& to, Lots from_delta,
+                           Ticks price, TradeKind kind) {
+  const bool from_buys = from_delta > 0;
+  const Lots q = from_buys ? from_delta : -from_delta;
+  StateUpdate u = c.make(UpdateType::kTrade);
+  u.trade = TradeUpdate{next_trade_id_++, 0, 0, to.index, from.index, price, q, 0, 0, m.id,
+                        static_cast<uint8_t>(!from_buys), kind};
+  c.sink.on_update(u);
+  apply_fill(c, m, from, from_buys, q, price, 0);
+  apply_fill(c, m, to, !from_buys, q, price, 0);
+  ++m.trade_count;
+  m.volume_base += q;
+  m.volume_quote += static_cast<Usdc>(m.notional(q, price));
+  c.touch(m.id);
+}
+
+}  // namespace tachyon
