@@ -140,7 +140,8 @@ void Engine::deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp) {
     const __int128 ratio = upnl * 1'000'000 / std::max<__int128>(abs128(p.entry_notional), 1);
     const __int128 tav = margin(o).tav;
     const __int128 leverage = abs128(value) * 10'000 / std::max<__int128>(tav, 1);
-    const __int128 score = ratio >= 0 ? ratio * leverage : ratio * 10'000 / std::max<__int128>(leverage, 1);
+    const __int128 score =
+        ratio >= 0 ? ratio * leverage : ratio * 10'000 / std::max<__int128>(leverage, 1);
     cands.push_back({score, o.index, h});
   }
   std::sort(cands.begin(), cands.end(), [](const Candidate& x, const Candidate& y) {
@@ -165,8 +166,18 @@ void Engine::move_position(Ctx& c, Market& m, Account& from, Account& to, Lots f
   const bool from_buys = from_delta > 0;
   const Lots q = from_buys ? from_delta : -from_delta;
   StateUpdate u = c.make(UpdateType::kTrade);
-  u.trade = TradeUpdate{next_trade_id_++, 0, 0, to.index, from.index, price, q, 0, 0, m.id,
-                        static_cast<uint8_t>(!from_buys), kind};
+  u.trade = TradeUpdate{next_trade_id_++,
+                        0,
+                        0,
+                        to.index,
+                        from.index,
+                        price,
+                        q,
+                        0,
+                        0,
+                        m.id,
+                        static_cast<uint8_t>(!from_buys),
+                        kind};
   c.sink.on_update(u);
   apply_fill(c, m, from, from_buys, q, price, 0);
   apply_fill(c, m, to, !from_buys, q, price, 0);

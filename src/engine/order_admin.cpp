@@ -137,7 +137,8 @@ void Engine::update_mark(Ctx& c, Market& m) {
   if (old != mark && old > 0) {
     // Liquidation index: the drift grows by the relative move (rounded up, 1e-12), and every
     // account whose key it reaches is looked at again.
-    const __int128 num = static_cast<__int128>(mark > old ? mark - old : old - mark) * 1'000'000'000'000;
+    const __int128 num =
+        static_cast<__int128>(mark > old ? mark - old : old - mark) * 1'000'000'000'000;
     m.drift += static_cast<int64_t>(ceil_div(num, std::min(mark, old)));
     while (!m.risk_index.empty() && m.risk_index.begin()->first <= m.drift) {
       c.risk(m.risk_index.begin()->second);

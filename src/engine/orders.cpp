@@ -44,8 +44,7 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   // market and its status
   if (o.market >= kMaxMarkets || !markets_[o.market].exists) return Reject::kInvalidMarket;
   Market& m = markets_[o.market];
-  if (Reject r = check_market_status(m.status(), o.tif, o.reduce_only); r != Reject::kOk)
-    return r;
+  if (Reject r = check_market_status(m.status(), o.tif, o.reduce_only); r != Reject::kOk) return r;
   if (Reject r = check_order_shape(o, c.now_ms); r != Reject::kOk) return r;
   if (o.client_order_index != 0 && coi_slot_.contains(CoiKey{a->index, o.client_order_index}))
     return Reject::kClientOrderIndexExists;

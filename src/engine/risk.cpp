@@ -267,24 +267,39 @@ void Engine::reindex(uint32_t slot, const MarginInfo& mi) {
   }
 }
 
+// In rounds: refresh the marks of touched markets (which hands back the accounts the index says
+// may have moved), then take every candidate under maintenance margin at the start of the round
+// and liquidate them in account-slot order, each re-checked at its turn. Liquidations touch
+// markets and accounts, which start the next round. The naive reference (tests/support) runs
+// the same rounds over every account; the index only narrows who is looked at.
 void Engine::settle_risk(Ctx& c) {
   for (;;) {
     for (int w = 0; w < 4; ++w) {
       const uint64_t bits = c.touched[w];
       c.touched[w] = 0;
-      for (uint64_t b = bits; b != 0; b &= b - 1) update_mark(c, markets_[w * 64 + __builtin_ctzll(b)]);
+      for (uint64_t b = bits; b != 0; b &= b - 1)
+        update_mark(c, markets_[w * 64 + __builtin_ctzll(b)]);
     }
     if (c.risk_accounts.empty()) break;
     absl::InlinedVector<uint32_t, 8> batch;
     batch.swap(c.risk_accounts);
     std::sort(batch.begin(), batch.end());
     batch.erase(std::unique(batch.begin(), batch.end()), batch.end());
-    for (uint32_t slot : batch) check_account(c, slot);
+    absl::InlinedVector<uint32_t, 4> under;
+    for (uint32_t slot : batch) {
+      ++risk_stats_.margin_checks;
+      const MarginInfo mi = margin(accounts_[slot]);
+      if (health_of(mi) >= Health::kPartialLiquidation) {
+        under.push_back(slot);
+      } else {
+        reindex(slot, mi);
+      }
+    }
+    for (uint32_t slot : under) check_account(c, slot);
   }
 }
 
 void Engine::check_account(Ctx& c, uint32_t slot) {
-  ++risk_stats_.margin_checks;
   const MarginInfo mi = margin(accounts_[slot]);
   switch (health_of(mi)) {
     case Health::kHealthy:

@@ -55,11 +55,11 @@ void Engine::save(ByteSink& out) const {
     if (!m.exists) continue;
     out.pod(m.id);
     out.pod(m.params);
-    for (int64_t v : {m.index_price, m.mark_price, m.last_trade_price, m.open_interest,
-                      static_cast<int64_t>(m.trade_count), m.volume_base, m.volume_quote,
-                      m.premium_sum, m.premium_samples, m.next_funding_ms, m.last_funding_rate,
-                      m.last_funding_ms, int64_t{m.breaker_level}, m.breaker_until_ms,
-                      m.window_start_ms, m.window_ref})
+    for (int64_t v :
+         {m.index_price, m.mark_price, m.last_trade_price, m.open_interest,
+          static_cast<int64_t>(m.trade_count), m.volume_base, m.volume_quote, m.premium_sum,
+          m.premium_samples, m.next_funding_ms, m.last_funding_rate, m.last_funding_ms,
+          int64_t{m.breaker_level}, m.breaker_until_ms, m.window_start_ms, m.window_ref})
       out.pod(v);
     for (int side = 0; side < 2; ++side) {
       // Worst level first: load() then appends each level at the best end instead of shifting
@@ -91,8 +91,9 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   auto bad = [](const std::string& what) { return Status::error("engine snapshot: " + what); };
   const uint32_t magic = in.pod<uint32_t>();
   if (magic == kOldMagic)
-    return bad("format ENG1 was written by an older tachyon (before funding and liquidation); "
-               "start from a fresh data dir or replay its journal with that version");
+    return bad(
+        "format ENG1 was written by an older tachyon (before funding and liquidation); "
+        "start from a fresh data dir or replay its journal with that version");
   if (magic != kMagic) return bad("bad magic");
   if (pool_.live_count() != 0 || accounts_.size() > 2) return bad("load needs a fresh engine");
   accounts_.clear();

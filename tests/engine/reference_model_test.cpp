@@ -32,10 +32,12 @@ int64_t env_or(const char* name, int64_t fallback) {
 
 struct RunStats {
   uint64_t txs = 0, accepted = 0, fills = 0;
+  uint64_t partial = 0, full = 0, takeovers = 0, deleverages = 0;
 };
 
 // Runs one seeded stream through both implementations; false (with a message) on divergence.
-::testing::AssertionResult run_seed(uint64_t seed, int64_t txs, RunStats& stats) {
+::testing::AssertionResult run_seed(uint64_t seed, int64_t txs, RunStats& stats,
+                                    bool volatile_prices = false) {
   EngineConfig cfg;
   cfg.max_orders = 600;  // small enough that a full pool happens
   cfg.expected_accounts = 64;
@@ -45,6 +47,12 @@ struct RunStats {
   StreamConfig sc;
   sc.accounts = 6 + static_cast<int>(seed % 10);
   sc.markets = 1 + static_cast<int>(seed % 3);
+  if (volatile_prices) {  // the liquidation waterfall, often: jumps, a funded insurance fund
+    sc.index_move_bps = 150;
+    sc.jump_percent = 10;
+    sc.jump_bps = 1500;
+    sc.insurance_deposit_usdc = seed % 2 == 0 ? 0 : 20'000;
+  }
   RandomStream stream(seed, sc);
   stream.set_oracle(&fast);
   TradeSink sink;
@@ -77,6 +85,16 @@ struct RunStats {
       return ::testing::AssertionFailure() << where() << "state differs from the reference";
     return ::testing::AssertionSuccess();
   };
+  struct Count {  // the liquidations this seed saw, added to the stats however it ends
+    RunStats& s;
+    const Engine& e;
+    ~Count() {
+      s.partial += e.risk_stats().partial_liquidations;
+      s.full += e.risk_stats().full_liquidations;
+      s.takeovers += e.risk_stats().takeovers;
+      s.deleverages += e.risk_stats().deleverages;
+    }
+  } count{stats, fast};
   int64_t i = 0;
   for (const Tx& tx : stream.genesis()) {
     if (auto r = step(tx, i++); !r) return r;
@@ -99,13 +117,37 @@ TEST(ReferenceModel, engine_matches_the_naive_reference_on_seeded_random_streams
       ASSERT_TRUE(run_seed(static_cast<uint64_t>(s), per_seed, stats));
     }
   }
-  std::printf("reference model: %llu txs, %llu accepted, %llu fills\n",
-              static_cast<unsigned long long>(stats.txs),
-              static_cast<unsigned long long>(stats.accepted),
-              static_cast<unsigned long long>(stats.fills));
+  std::printf(
+      "reference model: %llu txs, %llu accepted, %llu fills; liquidations: %llu partial, %llu "
+      "full, %llu takeovers, %llu ADL fills\n",
+      static_cast<unsigned long long>(stats.txs), static_cast<unsigned long long>(stats.accepted),
+      static_cast<unsigned long long>(stats.fills), static_cast<unsigned long long>(stats.partial),
+      static_cast<unsigned long long>(stats.full), static_cast<unsigned long long>(stats.takeovers),
+      static_cast<unsigned long long>(stats.deleverages));
   // The stream must exercise the book, not just bounce off rejects.
   EXPECT_GT(stats.accepted * 2, stats.txs);
   EXPECT_GT(stats.fills * 20, stats.txs);
+}
+
+// Small cases with volatile prices: every liquidation, takeover and deleverage the engine does
+// (found through its index) must be the one the naive reference does (scanning every account).
+TEST(ReferenceModel, liquidations_match_the_naive_reference_under_volatile_prices) {
+  const int64_t total = env_or("TACHYON_REF_RISK_TXS", 300'000);
+  const int64_t per_seed = 5'000;
+  RunStats stats;
+  for (int64_t s = 0; s * per_seed < total; ++s) {
+    ASSERT_TRUE(run_seed(static_cast<uint64_t>(1000 + s), per_seed, stats, true));
+  }
+  std::printf(
+      "volatile: %llu txs, %llu fills; %llu partial, %llu full, %llu takeovers, %llu ADL\n",
+      static_cast<unsigned long long>(stats.txs), static_cast<unsigned long long>(stats.fills),
+      static_cast<unsigned long long>(stats.partial), static_cast<unsigned long long>(stats.full),
+      static_cast<unsigned long long>(stats.takeovers),
+      static_cast<unsigned long long>(stats.deleverages));
+  EXPECT_GT(stats.partial, 10u);
+  EXPECT_GT(stats.full, 10u);
+  EXPECT_GT(stats.takeovers, 0u);
+  EXPECT_GT(stats.deleverages, 0u);
 }
 
 }  // namespace

@@ -19,6 +19,12 @@ struct StreamConfig {
   int accounts = 12;
   int markets = 2;
   int invalid_percent = 4;  // txs built to be refused
+  // Oracle moves: up to ±index_move_bps (1e-4) per move, and with jump_percent chance a jump of
+  // up to ±jump_bps instead (volatile markets put accounts under maintenance margin).
+  int index_move_bps = 40;
+  int jump_percent = 0;
+  int jump_bps = 0;
+  int64_t insurance_deposit_usdc = 0;  // funds account 1 (the insurance fund) at genesis
   int64_t start_time_ns = 1'700'000'000'000'000'000;
 };
 
@@ -38,6 +44,10 @@ class RandomStream {
       mids_.push_back(eth ? 300000 : 600000);
       steps_.push_back(eth ? 50 : 10);
       out.push_back(b_.create_market(static_cast<MarketId>(m), p, mids_.back()));
+      ++op_next_;
+    }
+    if (cfg_.insurance_deposit_usdc > 0) {
+      out.push_back(b_.deposit(1, cfg_.insurance_deposit_usdc * kUsdc_));
       ++op_next_;
     }
     for (int i = 0; i < cfg_.accounts; ++i) {
@@ -222,7 +232,10 @@ class RandomStream {
   }
   Tx move_index() {
     const MarketId m = pick_market();
-    const int64_t move = mids_[m] * rng_.range(-40, 40) / 10'000;  // up to ±0.4%
+    const int64_t bps = cfg_.jump_percent > 0 && rng_.chance(cfg_.jump_percent)
+                            ? cfg_.jump_bps
+                            : cfg_.index_move_bps;
+    const int64_t move = mids_[m] * rng_.range(-bps, bps) / 10'000;  // default up to ±0.4%
     mids_[m] = std::max<Ticks>(1000, mids_[m] + move);
     return b_.set_index(m, mids_[m]);
   }

@@ -59,6 +59,11 @@ TxResult ReferenceEngine::execute(const Tx& tx, std::vector<RefFill>& fills) {
     case TxType::kCreateSubAccount: r.reject = account_tx(tx); break;
     default: r.reject = Reject::kUnsupportedTxType;
   }
+  settle_risk(fills);
+  return r;
+}
+
+void ReferenceEngine::refresh_marks() {
   // Mark = median(index, best bid, best ask), or the index when a side is empty.
   for (auto& [id, m] : mkts_) {
     if (m.bids.empty() || m.asks.empty()) {
@@ -69,7 +74,6 @@ TxResult ReferenceEngine::execute(const Tx& tx, std::vector<RefFill>& fills) {
       m.mark = v[1];
     }
   }
-  return r;
 }
 
 Reject ReferenceEngine::op_auth(const Tx& tx) const {

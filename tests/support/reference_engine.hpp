@@ -96,6 +96,18 @@ class ReferenceEngine {
   void margin(AccountIndex ai, MarketId xm, Lots xbuy, Lots xsell, __int128& tav, __int128& imr,
               __int128& imr_plain) const;
   Usdc free_collateral(AccountIndex ai) const;
+  // The liquidation waterfall, naively: after every tx, rounds over every account
+  // (tests/support/reference_risk.cpp).
+  void refresh_marks();
+  void settle_risk(std::vector<RefFill>& fills);
+  // Health figures over positions: 0 healthy, 2 partial, 3 full liquidation.
+  int health(AccountIndex ai, __int128& tav, __int128& mmr) const;
+  void liquidate_partial(AccountIndex ai, std::vector<RefFill>& fills);
+  void liquidate_full(AccountIndex ai, std::vector<RefFill>& fills);
+  void move(AccountIndex from, AccountIndex to, MarketId mid, Lots from_delta, Ticks px,
+            std::vector<RefFill>& fills);
+  OrderIndex liq_order_ = 0;  // the liquidation IOC being matched, and its zero price
+  Ticks liq_zp_ = 0;
 
   EngineConfig cfg_;
   int64_t now_ms_ = 0;

@@ -181,6 +181,15 @@ void ReferenceEngine::match(Ord t, Ticks bound, std::vector<RefFill>& fills) {
     settle(accs_[t.account], m, t.market, !t.is_ask, qty, px, tf);
     settle(accs_[mk.account], m, t.market, !mk.is_ask, qty, px, mf);
     accs_[cfg_.fee_account].collateral += tf + mf;
+    if (t.id == liq_order_) {  // a liquidation fill better than the zero price pays the fund
+      const __int128 better = t.is_ask ? px - liq_zp_ : liq_zp_ - px;
+      if (better > 0) {
+        const __int128 lf = std::min<__int128>(static_cast<__int128>(qty) * m.mult * better,
+                                               n * cfg_.liquidation_fee / 10000);
+        accs_[t.account].collateral -= static_cast<Usdc>(lf);
+        accs_[cfg_.insurance_account].collateral += static_cast<Usdc>(lf);
+      }
+    }
     t.remaining -= qty;
     m.last = px;
     m.trades += 1;

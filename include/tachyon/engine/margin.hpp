@@ -25,7 +25,9 @@ enum class Health : uint8_t {
 };
 
 inline Health health_of(const MarginInfo& mi) {
-  if (mi.mmr == 0 && mi.tav >= 0) return Health::kHealthy;  // no position
+  // Flat (no position: no maintenance requirement): nothing to liquidate. A negative flat
+  // balance is bad debt, which the liquidation that left it already settled.
+  if (mi.mmr == 0) return Health::kHealthy;
   if (mi.tav < mi.cmr) return Health::kFullLiquidation;
   if (mi.tav < mi.mmr) return Health::kPartialLiquidation;
   if (mi.tav < mi.imr) return Health::kPreLiquidation;

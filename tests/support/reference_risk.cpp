@@ -1,0 +1,182 @@
+// The reference engine's liquidation waterfall (ENGINE.md "Risk lifecycle"), the obvious way:
+// after every tx, rounds that refresh every mark, take every account under maintenance margin
+// (all accounts scanned, in creation order) and liquidate them one after the other. No index:
+// the fast engine's liquidation index must find exactly the same accounts.
+#include <algorithm>
+
+#include "support/reference_engine.hpp"
+
+namespace tachyon::testing {
+
+namespace {
+__int128 iabs(__int128 v) { return v < 0 ? -v : v; }
+__int128 cdiv(__int128 a, __int128 b) {
+  return a / b + ((a % b != 0 && (a > 0) == (b > 0)) ? 1 : 0);
+}
+__int128 fdiv(__int128 a, __int128 b) { return a / b - ((a % b != 0 && a < 0) ? 1 : 0); }
+}  // namespace
+
+int ReferenceEngine::health(AccountIndex ai, __int128& tav, __int128& mmr) const {
+  __int128 imr, plain, cmr = 0;
+  margin(ai, 0, 0, 0, tav, imr, plain);
+  mmr = 0;
+  for (auto& [mid, p] : accs_.at(ai).pos) {
+    if (p.size == 0) continue;
+    const Mkt& m = mkts_.at(mid);
+    const __int128 n = iabs(static_cast<__int128>(p.size) * m.mark * m.mult);
+    mmr += cdiv(n * m.p.mmf, 10000);
+    cmr += cdiv(n * m.p.cmf, 10000);
+  }
+  if (mmr == 0) return 0;
+  if (tav < cmr) return 3;
+  if (tav < mmr) return 2;
+  return 0;
+}
+
+void ReferenceEngine::settle_risk(std::vector<RefFill>& fills) {
+  for (;;) {
+    refresh_marks();
+    std::vector<AccountIndex> under;
+    for (AccountIndex ai : created_) {
+      __int128 tav, mmr;
+      if (health(ai, tav, mmr) != 0) under.push_back(ai);
+    }
+    if (under.empty()) return;
+    for (AccountIndex ai : under) {
+      __int128 tav, mmr;
+      const int h = health(ai, tav, mmr);
+      if (h == 2) liquidate_partial(ai, fills);
+      if (h == 3) liquidate_full(ai, fills);
+    }
+  }
+}
+
+static Ticks zero_price(Ticks mark, Bps4 mmf, Lots size, __int128 tav, __int128 mmr) {
+  const __int128 x =
+      fdiv(static_cast<__int128>(mark) * mmf * tav, __int128{10000} * std::max<__int128>(mmr, 1));
+  const __int128 zp = size > 0 ? mark - x : mark + x;
+  return static_cast<Ticks>(std::clamp<__int128>(zp, 1, kMaxPriceTicks));
+}
+
+void ReferenceEngine::liquidate_partial(AccountIndex ai, std::vector<RefFill>& fills) {
+  std::vector<OrderIndex> mine;
+  for (auto& [id, o] : orders_)
+    if (o.account == ai) mine.push_back(id);
+  for (OrderIndex id : mine) drop(id);
+  std::vector<MarketId> held;
+  for (auto& [mid, p] : accs_.at(ai).pos) held.push_back(mid);
+  for (MarketId mid : held) {
+    __int128 tav, mmr;
+    health(ai, tav, mmr);
+    if (tav >= mmr) break;
+    const Lots size = accs_.at(ai).pos.at(mid).size;
+    const Mkt& m = mkts_.at(mid);
+    if (size == 0 || m.p.status != MarketStatus::kActive || orders_.size() >= cfg_.max_orders)
+      continue;
+    const Ticks zp = zero_price(m.mark, m.p.mmf, size, tav, mmr);
+    const Lots q = size > 0 ? size : -size;
+    Ord t{next_order_++,
+          0,
+          ai,
+          mid,
+          size > 0,
+          zp,
+          q,
+          q,
+          0,
+          TimeInForce::kIoc,
+          OrderType::kLiquidation,
+          true,
+          StpMode::kExpireTaker};
+    liq_order_ = t.id;
+    liq_zp_ = zp;
+    match(t, zp, fills);
+    liq_order_ = 0;
+  }
+  __int128 tav, mmr;
+  if (health(ai, tav, mmr) != 0) liquidate_full(ai, fills);
+}
+
+void ReferenceEngine::move(AccountIndex from, AccountIndex to, MarketId mid, Lots from_delta,
+                           Ticks px, std::vector<RefFill>& fills) {
+  Mkt& m = mkts_.at(mid);
+  const Lots q = from_delta > 0 ? from_delta : -from_delta;
+  fills.push_back(RefFill{0, 0, to, from, px, q, 0, 0});
+  ++next_trade_;
+  settle(accs_.at(from), m, mid, from_delta > 0, q, px, 0);
+  settle(accs_.at(to), m, mid, from_delta < 0, q, px, 0);
+  m.trades += 1;
+  m.vol_base += q;
+  m.vol_quote += static_cast<Usdc>(static_cast<__int128>(q) * px * m.mult);
+}
+
+void ReferenceEngine::liquidate_full(AccountIndex ai, std::vector<RefFill>& fills) {
+  std::vector<OrderIndex> mine;
+  for (auto& [id, o] : orders_)
+    if (o.account == ai) mine.push_back(id);
+  for (OrderIndex id : mine) drop(id);
+  std::vector<std::pair<__int128, MarketId>> order;
+  for (auto& [mid, p] : accs_.at(ai).pos) {
+    if (p.size == 0) continue;
+    const Mkt& m = mkts_.at(mid);
+    order.emplace_back(static_cast<__int128>(p.size) * m.mark * m.mult - p.entry, mid);
+  }
+  std::sort(order.begin(), order.end());
+  const AccountIndex ins = cfg_.insurance_account;
+  for (const auto& [upnl, mid] : order) {
+    __int128 tav, mmr;
+    health(ai, tav, mmr);
+    const Mkt& m = mkts_.at(mid);
+    const Lots size = accs_.at(ai).pos.at(mid).size;
+    const Ticks zp = zero_price(m.mark, m.p.mmf, size, tav, mmr);
+    // The insurance fund takes it all if it stays at or above its initial margin.
+    if (ai != ins) {
+      const Acc saved = accs_.at(ins);
+      settle(accs_.at(ins), mkts_.at(mid), mid, size > 0, size > 0 ? size : -size, zp, 0);
+      __int128 itav, iimr, plain;
+      margin(ins, 0, 0, 0, itav, iimr, plain);
+      accs_.at(ins) = saved;
+      if (itav >= iimr) {
+        move(ai, ins, mid, -size, zp, fills);
+        continue;
+      }
+    }
+    // ADL: every opposite position, by PnL ratio x leverage (losers by ratio / leverage).
+    struct Cand {
+      __int128 score;
+      AccountIndex index;
+    };
+    std::vector<Cand> cands;
+    for (auto& [oi, o] : accs_) {
+      if (oi == ai) continue;
+      auto it = o.pos.find(mid);
+      if (it == o.pos.end() || it->second.size == 0 || (it->second.size > 0) == (size > 0))
+        continue;
+      const __int128 value = static_cast<__int128>(it->second.size) * m.mark * m.mult;
+      const __int128 ratio =
+          (value - it->second.entry) * 1'000'000 / std::max<__int128>(iabs(it->second.entry), 1);
+      __int128 otav, oimr, plain;
+      margin(oi, 0, 0, 0, otav, oimr, plain);
+      const __int128 lev = iabs(value) * 10'000 / std::max<__int128>(otav, 1);
+      cands.push_back({ratio >= 0 ? ratio * lev : ratio * 10'000 / std::max<__int128>(lev, 1), oi});
+    }
+    std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
+      return x.score != y.score ? x.score > y.score : x.index < y.index;
+    });
+    Lots left = size > 0 ? size : -size;
+    for (const Cand& c : cands) {
+      if (left == 0) break;
+      const Lots theirs = accs_.at(c.index).pos.at(mid).size;
+      const Lots q = std::min(left, theirs > 0 ? theirs : -theirs);
+      move(ai, c.index, mid, size > 0 ? -q : q, zp, fills);
+      left -= q;
+    }
+  }
+  Acc& a = accs_.at(ai);
+  if (a.collateral < 0 && ai != ins) {
+    accs_.at(ins).collateral += a.collateral;
+    a.collateral = 0;
+  }
+}
+
+}  // namespace tachyon::testing
