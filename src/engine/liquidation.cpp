@@ -85,21 +85,30 @@ void Engine::liquidate_full(Ctx& c, uint32_t slot) {
     const Ticks zp = zero_price(m, *a.position(mid), mi);
     if (!takeover(c, m, slot, zp)) deleverage(c, m, slot, zp);
   }
-  // Flat now. A negative balance (a bankruptcy beyond the zero prices' rounding) is paid by the
-  // insurance fund.
+  // Flat now, at the zero prices: what is left below zero is rounding dust (a partial close's
+  // cost basis rounds by < 1 micro-USDC). The insurance fund pays it from what it has (never going
+  // negative), the fee account the rest, so the account ends at zero.
   Account& a = accounts_[slot];
   if (a.collateral < 0) {
     const Usdc deficit = -a.collateral;
     Account& ins = *find_account(cfg_.insurance_account);
-    if (&ins != &a) {
-      ins.collateral -= deficit;
-      emit_balance(c, ins, -deficit, BalanceReason::kInsurance);
-      a.collateral = 0;
-      emit_balance(c, a, deficit, BalanceReason::kInsurance);
-      risk_stats_.deficit_covered += deficit;
-      emit_risk(c, a, kAllMarkets, RiskEvent::kDeficitCovered, margin(a), deficit);
+    const __int128 ins_value = &ins == &a ? 0 : std::min<__int128>(ins.collateral, margin(ins).tav);
+    const Usdc from_ins = static_cast<Usdc>(std::clamp<__int128>(ins_value, 0, deficit));
+    if (from_ins > 0) {
+      ins.collateral -= from_ins;
+      emit_balance(c, ins, -from_ins, BalanceReason::kInsurance);
       c.risk(static_cast<uint32_t>(&ins - accounts_.data()));
     }
+    if (deficit > from_ins) {
+      Account& fee = accounts_[kFeeAccountSlot];
+      fee.collateral -= deficit - from_ins;
+      emit_balance(c, fee, from_ins - deficit, BalanceReason::kInsurance);
+      c.risk(kFeeAccountSlot);
+    }
+    a.collateral = 0;
+    emit_balance(c, a, deficit, BalanceReason::kInsurance);
+    risk_stats_.deficit_covered += deficit;
+    emit_risk(c, a, kAllMarkets, RiskEvent::kDeficitCovered, margin(a), deficit);
   }
 }
 

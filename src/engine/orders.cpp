@@ -177,9 +177,11 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
   const Ticks price = mk.price;
   const __int128 notional = m.notional(q, price);
   TACHYON_ASSERT(notional <= INT64_MAX, "fill notional overflows int64");
-  const Usdc taker_fee = static_cast<Usdc>(ceil_div(notional * m.params.taker_fee_ppm, kPpmOne));
-  const Usdc maker_fee = static_cast<Usdc>(ceil_div(notional * m.params.maker_fee_ppm, kPpmOne));
   const bool liquidation = taker_slot == c.liq_order;
+  // A liquidation order pays no trading fee (its price already gives way to the zero price).
+  const Usdc taker_fee =
+      liquidation ? 0 : static_cast<Usdc>(ceil_div(notional * m.params.taker_fee_ppm, kPpmOne));
+  const Usdc maker_fee = static_cast<Usdc>(ceil_div(notional * m.params.maker_fee_ppm, kPpmOne));
   StateUpdate u = c.make(UpdateType::kTrade);
   u.trade = TradeUpdate{next_trade_id_++,
                         mk.order_index,

@@ -160,6 +160,15 @@ class Server {
     return http(admin_port_, "POST", "/api/v1/sendTx",
                 "tx_type=1&tx_info=" + urlencode(api::tx_info_json(tx, &sig)));
   }
+  // Any operator tx (SetIndexPrice, SetMarketStatus, FundingTick): signed with the operator key,
+  // the next operator nonce, sent to the admin listener.
+  HttpResult op(Tx tx) {
+    tx.h.nonce = operator_nonce_++;
+    const api::Signature sig = api::sign_tx(tx, 304, operator_);
+    return http(admin_port_, "POST", "/api/v1/sendTx",
+                "tx_type=" + std::to_string(static_cast<int>(tx.h.type)) +
+                    "&tx_info=" + urlencode(api::tx_info_json(tx, &sig)));
+  }
   void set_operator_nonce(int64_t n) { operator_nonce_ = n; }
   const api::SecretKey& operator_key() const { return operator_; }
 

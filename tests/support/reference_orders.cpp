@@ -174,7 +174,9 @@ void ReferenceEngine::match(Ord t, Ticks bound, std::vector<RefFill>& fills) {
     }
     const Ticks px = mk.price;
     const __int128 n = static_cast<__int128>(qty) * px * m.mult;
-    const Usdc tf = static_cast<Usdc>((n * m.p.taker_fee_ppm + 999'999) / 1'000'000);
+    const Usdc tf = t.id == liq_order_
+                        ? 0  // liquidation orders pay no trading fee
+                        : static_cast<Usdc>((n * m.p.taker_fee_ppm + 999'999) / 1'000'000);
     const Usdc mf = static_cast<Usdc>((n * m.p.maker_fee_ppm + 999'999) / 1'000'000);
     fills.push_back(RefFill{mk.id, t.id, mk.account, t.account, px, qty, mf, tf});
     ++next_trade_;

@@ -172,9 +172,17 @@ void ReferenceEngine::liquidate_full(AccountIndex ai, std::vector<RefFill>& fill
       left -= q;
     }
   }
+  // Dust below zero: the insurance fund pays what it has (collateral, capped by its account
+  // value), the fee account the rest.
   Acc& a = accs_.at(ai);
-  if (a.collateral < 0 && ai != ins) {
-    accs_.at(ins).collateral += a.collateral;
+  if (a.collateral < 0) {
+    const __int128 deficit = -a.collateral;
+    __int128 itav = 0, iimr, plain;
+    if (ai != ins) margin(ins, 0, 0, 0, itav, iimr, plain);
+    const __int128 have = ai == ins ? 0 : std::min<__int128>(accs_.at(ins).collateral, itav);
+    const __int128 from_ins = std::clamp<__int128>(have, 0, deficit);
+    accs_.at(ins).collateral -= static_cast<Usdc>(from_ins);
+    accs_.at(cfg_.fee_account).collateral -= static_cast<Usdc>(deficit - from_ins);
     a.collateral = 0;
   }
 }

@@ -1,0 +1,172 @@
+// The risk lifecycle through the real server (issue 7): funding paid by the server's own clock and
+// shown by /funding-rates, /fundings, market_stats and positions; an operator halting and resuming
+// a market over the admin port; the circuit breaker tripped by an oracle move; a liquidation on
+// the trade channel's liquidation_trades. Every wait is on a pushed frame, with a deadline.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "api/api_support.hpp"
+#include "api/ws_client.hpp"
+
+namespace tachyon::testing {
+namespace {
+
+// The value of "key":<number or string> in a JSON text, as text ("" if absent).
+std::string field(const std::string& json, const std::string& key, size_t from = 0) {
+  const std::string k = "\"" + key + "\":";
+  size_t p = json.find(k, from);
+  if (p == std::string::npos) return "";
+  p += k.size();
+  if (json[p] == '"') {
+    const size_t e = json.find('"', p + 1);
+    return json.substr(p + 1, e - p - 1);
+  }
+  const size_t e = json.find_first_of(",}]", p);
+  return json.substr(p, e - p);
+}
+
+Tx set_index(MarketId m, Ticks px) {
+  Tx tx;
+  tx.h.type = TxType::kSetIndexPrice;
+  tx.set_index.market = m;
+  tx.set_index.index_price = px;
+  return tx;
+}
+
+Tx set_status(MarketId m, MarketStatus st) {
+  Tx tx;
+  tx.h.type = TxType::kSetMarketStatus;
+  tx.market_status.market = m;
+  tx.market_status.status = st;
+  return tx;
+}
+
+TEST(RiskApi, funding_is_paid_by_the_server_clock_and_shown_everywhere) {
+  // A sample every 100 ms, a payment every second (the minimum interval).
+  ConfigFile cfg({{"funding_sample_ms = 60000", "funding_sample_ms = 100"},
+                  {"funding_interval_ms = 3600000", "funding_interval_ms = 1000"}});
+  Server s(cfg.args());
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader maker(3), taker(4);
+  ASSERT_EQ(s.deposit(maker.account, 100'000'000'000, maker.pk).status, 200);
+  ASSERT_EQ(s.deposit(taker.account, 100'000'000'000, taker.pk).status, 200);
+  // taker long 1 ETH, maker short 1 ETH at 3000.00; the book is empty afterwards, so the premium
+  // is zero and the rate is the interest rate: clamp(0 + clamp(0.01% − 0, ±0.05%), ±4%) / 8.
+  ASSERT_EQ(s.send(maker.order(0, true, 10'000, 300'000), maker.sk).status, 200);
+  ASSERT_EQ(s.send(taker.order(0, false, 10'000, 300'000, TimeInForce::kIoc), taker.sk).status,
+            200);
+  WsClient c(s.port());
+  c.recv();  // connected
+  c.send(R"({"type":"subscribe","channel":"market_stats/0"})");
+  std::string paid;
+  for (int i = 0; i < 400 && paid.empty(); ++i) {
+    const std::string f = c.recv();
+    ASSERT_FALSE(f.empty()) << "no market_stats push with a funding payment";
+    const std::string ts = field(f, "funding_timestamp");
+    if (!ts.empty() && ts != "0") paid = f;
+  }
+  EXPECT_EQ(field(paid, "funding_rate"), "0.0012500") << paid;  // percent: 1.25e-5 per period
+  EXPECT_EQ(field(paid, "current_funding_rate"), "0.0012500") << paid;
+  EXPECT_EQ(field(paid, "funding_clamp_small"), "0.0500") << paid;
+  const HttpResult rates = s.get("/api/v1/funding-rates");
+  EXPECT_NE(
+      rates.body.find(R"("market_id":0,"exchange":"lighter","symbol":"ETH","rate":0.000012500)"),
+      std::string::npos)
+      << rates.body;
+  const HttpResult hist = s.get("/api/v1/fundings?market_id=0&resolution=1h&count_back=5");
+  ASSERT_EQ(hist.status, 200) << hist.body;
+  // 1 ETH x 3000.00 x 0.00125% = 0.0375 USDC a payment, paid by the long side
+  EXPECT_NE(hist.body.find(R"("value":"0.037500","rate":"0.0012500","direction":"long")"),
+            std::string::npos)
+      << hist.body;
+  EXPECT_EQ(s.get("/api/v1/fundings").status, 400);
+  // positions carry what each side paid: the long a positive multiple of 0.0375, the short
+  // the same amount received
+  const std::string lng = s.get("/api/v1/account?by=index&value=4").body;
+  const std::string sht = s.get("/api/v1/account?by=index&value=3").body;
+  const std::string paid_long = field(lng, "total_funding_paid_out");
+  const std::string paid_short = field(sht, "total_funding_paid_out");
+  ASSERT_FALSE(paid_long.empty()) << lng;
+  EXPECT_GT(std::stod(paid_long), 0.0) << lng;
+  EXPECT_LT(std::stod(paid_short), 0.0) << sht;
+  EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
+TEST(RiskApi, the_operator_halts_and_resumes_a_market_over_the_admin_port) {
+  Server s;
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader t(3);
+  ASSERT_EQ(s.deposit(t.account, 100'000'000'000, t.pk).status, 200);
+  // a user cannot send an operator tx to the public port
+  Tx halt = set_status(0, MarketStatus::kHalted);
+  EXPECT_NE(s.send(halt, t.sk).body.find("21"), std::string::npos);
+  ASSERT_EQ(s.op(halt).status, 200);
+  EXPECT_EQ(field(s.get("/api/v1/orderBookDetails?market_id=0").body, "status"), "inactive");
+  const HttpResult refused = s.send(t.order(0, false, 1000, 299'000), t.sk);
+  EXPECT_NE(refused.body.find("21605"), std::string::npos) << refused.body;
+  t.nonce--;  // refused: the nonce was not used
+  ASSERT_EQ(s.op(set_status(0, MarketStatus::kActive)).status, 200);
+  EXPECT_EQ(field(s.get("/api/v1/orderBookDetails?market_id=0").body, "status"), "active");
+  const HttpResult ok = s.send(t.order(0, false, 1000, 299'000), t.sk);
+  EXPECT_EQ(field(ok.body, "code"), "200") << ok.body;
+  EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
+TEST(RiskApi, an_oracle_jump_trips_the_circuit_breaker_to_post_only) {
+  Server s;  // the embedded markets: breaker_band 2000 (20%) within 60 s
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader t(3);
+  ASSERT_EQ(s.deposit(t.account, 100'000'000'000, t.pk).status, 200);
+  WsClient c(s.port());
+  c.recv();
+  c.send(R"({"type":"subscribe","channel":"market_stats/0"})");
+  c.recv_until("subscribed/market_stats");
+  ASSERT_EQ(s.op(set_index(0, 330'000)).status, 200);  // +10%: within the band
+  ASSERT_EQ(s.op(set_index(0, 400'000)).status, 200);  // +33% in the window: trips it
+  const std::string moved = c.recv_until("\"index_price\":\"4000.00\"");
+  ASSERT_FALSE(moved.empty());
+  EXPECT_EQ(field(s.get("/api/v1/orderBookDetails?market_id=0").body, "status"), "active");
+  const HttpResult ioc = s.send(t.order(0, false, 1000, 399'000, TimeInForce::kIoc), t.sk);
+  EXPECT_NE(ioc.body.find("21605"), std::string::npos) << ioc.body;
+  t.nonce--;
+  const HttpResult post = s.send(t.order(0, false, 1000, 399'000, TimeInForce::kPostOnly), t.sk);
+  EXPECT_EQ(field(post.body, "code"), "200") << post.body;
+  EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
+TEST(RiskApi, a_liquidation_shows_in_liquidation_trades) {
+  Server s;
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader maker(3), victim(4);
+  ASSERT_EQ(s.deposit(maker.account, 1'000'000'000'000, maker.pk).status, 200);
+  ASSERT_EQ(s.deposit(victim.account, 200'000'000, victim.pk).status, 200);  // 200 USDC
+  // victim: long 1 ETH at 3000.00 with 200 USDC (15x); the maker keeps bids under it
+  ASSERT_EQ(s.send(maker.order(0, true, 10'000, 300'000), maker.sk).status, 200);
+  ASSERT_EQ(s.send(victim.order(0, false, 10'000, 300'000, TimeInForce::kIoc), victim.sk).status,
+            200);
+  ASSERT_EQ(s.send(maker.order(0, false, 20'000, 299'000), maker.sk).status, 200);
+  WsClient c(s.port());
+  c.recv();
+  c.send(R"({"type":"subscribe","channel":"trade/0"})");
+  c.recv_until("subscribed/trade");
+  // index 2830.00 (no asks: mark = index): TAV ≈ 200 − 170 = 30 USDC < MMR 1.2% ≈ 34 USDC
+  ASSERT_EQ(s.op(set_index(0, 283'000)).status, 200);
+  const std::string f = c.recv_until("\"type\":\"liquidation\"");
+  ASSERT_FALSE(f.empty()) << "no liquidation trade pushed";
+  const size_t liq = f.find("\"liquidation_trades\":[");
+  ASSERT_NE(liq, std::string::npos) << f;
+  EXPECT_EQ(field(f, "type", liq), "liquidation") << f;
+  EXPECT_EQ(field(f, "price", liq), "2990.00") << f;
+  EXPECT_EQ(field(f, "ask_account_id", liq), "4") << f;
+  EXPECT_EQ(field(f, "size", liq), "1.0000") << f;
+  const std::string acct = s.get("/api/v1/account?by=index&value=4").body;
+  // flat; 200 − 0.90 taker fee − 10.00 loss − 29.90 liquidation fee (1% of the fill: it beat the
+  // zero price by far more) = 159.20 USDC
+  EXPECT_NE(acct.find("\"positions\":[]"), std::string::npos) << acct;
+  EXPECT_EQ(field(acct, "collateral"), "159.200000") << acct;
+  EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
+}  // namespace
+}  // namespace tachyon::testing
