@@ -90,7 +90,7 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
   auto market_of = [&](MarketId m) {
     const auto v = market(m);
     if (!v) return MarginMarket{};
-    return MarginMarket{v->mark_price, v->quote_multiplier, v->params.default_imf,
+    return MarginMarket{v->mark_price,     v->quote_multiplier, v->params.default_imf,
                         v->params.min_imf, v->params.mmf,       v->params.cmf};
   };
   auto in_list = [&](MarketId m, uint64_t index) {

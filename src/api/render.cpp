@@ -130,7 +130,10 @@ void write_market_stats(JsonWriter& w, const pipe::MarketView& m) {
   w.key("funding_clamp_big").dec(m.params.funding_clamp_big, 4);
   w.key("last_trade_price").dec(m.last_trade_price, pd);
   // Rates in percent per funding period (1e-9 fractions = 1e-7 percent).
-  w.key("current_funding_rate").dec(m.funding_estimate, 7).key("funding_rate").dec(m.funding_rate, 7);
+  w.key("current_funding_rate")
+      .dec(m.funding_estimate, 7)
+      .key("funding_rate")
+      .dec(m.funding_rate, 7);
   w.kv_i("funding_timestamp", m.funding_ms);
   w.kv_i("next_funding_timestamp", m.next_funding_ms);
   w.key("daily_base_token_volume").dec_num(m.daily_base, sd);
@@ -154,9 +157,9 @@ void write_trade(JsonWriter& w, const pipe::TradeRecord& r, const pipe::MarketVi
   const bool taker_ask = t.taker_is_ask != 0;
   w.obj();
   w.kv_i("trade_id", t.trade_id).kv_s("tx_hash", tx_hash);
-  w.kv_s("type", t.kind == TradeKind::kTrade         ? "trade"
+  w.kv_s("type", t.kind == TradeKind::kTrade        ? "trade"
                  : t.kind == TradeKind::kDeleverage ? "deleverage"
-                                                     : "liquidation");
+                                                    : "liquidation");
   w.kv_i("market_id", t.market).key("size").dec(t.size, sd).key("price").dec(t.price, pd);
   w.key("usd_amount").dec(usd, kUsdc);
   w.kv_i("ask_id", taker_ask ? t.taker_order : t.maker_order);

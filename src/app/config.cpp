@@ -265,9 +265,8 @@ std::string describe(const Config& c) {
       << "\nmin_quote_usdc = " << p.min_quote_usdc
       << "\nmax_orders_per_account = " << p.max_orders_per_account
       << "\nmax_orders = " << p.max_orders << "\nfunding_clamp_small = " << p.funding_clamp_small
-      << "\nfunding_clamp_big = " << p.funding_clamp_big
-      << "\ninterest_rate = " << p.interest_rate << "\nbreaker_band = " << p.breaker_band
-      << "\nbreaker_window_s = " << p.breaker_window_s
+      << "\nfunding_clamp_big = " << p.funding_clamp_big << "\ninterest_rate = " << p.interest_rate
+      << "\nbreaker_band = " << p.breaker_band << "\nbreaker_window_s = " << p.breaker_window_s
       << "\nbreaker_cooldown_s = " << p.breaker_cooldown_s << "\n";
   }
   return o.str();

@@ -470,8 +470,15 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
     u = StateUpdate();
     u.type = UpdateType::kFunding;
     u.time_ns = now_ns;
-    u.funding = FundingUpdate{e.funding_estimate(m->id), m->last_funding_rate, m->last_funding_ms,
-                              m->next_funding_ms, 0, 0, m->mark_price, m->id, 0};
+    u.funding = FundingUpdate{e.funding_estimate(m->id),
+                              m->last_funding_rate,
+                              m->last_funding_ms,
+                              m->next_funding_ms,
+                              0,
+                              0,
+                              m->mark_price,
+                              m->id,
+                              0};
     apply(u);
     u = StateUpdate();
     u.type = UpdateType::kMarkPrice;
@@ -504,9 +511,8 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
       u = StateUpdate();
       u.type = UpdateType::kPosition;
       u.time_ns = now_ns;
-      u.position =
-          PositionUpdate{a.index, p.size, p.entry_notional, p.realized_pnl,
-                         p.market, p.imf,  p.funding_paid};
+      u.position = PositionUpdate{a.index,  p.size, p.entry_notional, p.realized_pnl,
+                                  p.market, p.imf,  p.funding_paid};
       apply(u);
     }
     for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next) {

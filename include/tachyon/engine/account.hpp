@@ -42,7 +42,7 @@ struct Account {
   std::array<uint8_t, 20> l1_address{};
   uint32_t order_head = kNoSlot;  // doubly linked list of its open orders (all markets)
   uint32_t open_orders = 0;
-  int64_t cancel_all_at_ms = 0;  // the dead man's switch: 0 = not scheduled
+  int64_t cancel_all_at_ms = 0;                // the dead man's switch: 0 = not scheduled
   absl::InlinedVector<Position, 2> positions;  // sorted by market; entries are kept once made
   absl::InlinedVector<ApiKey, 1> keys;         // sorted by index
 

@@ -22,11 +22,11 @@
 namespace tachyon {
 
 struct EngineConfig {
-  uint32_t max_orders = 1u << 20;         // resting orders, all markets (the pool)
-  uint32_t expected_accounts = 1u << 16;  // reserved up front
-  uint32_t levels_per_side = 4096;        // reserved per book side
-  AccountIndex fee_account = 0;           // receives trading and transfer fees
-  AccountIndex insurance_account = 1;     // the insurance fund (liquidity pool)
+  uint32_t max_orders = 1u << 20;           // resting orders, all markets (the pool)
+  uint32_t expected_accounts = 1u << 16;    // reserved up front
+  uint32_t levels_per_side = 4096;          // reserved per book side
+  AccountIndex fee_account = 0;             // receives trading and transfer fees
+  AccountIndex insurance_account = 1;       // the insurance fund (liquidity pool)
   int64_t funding_interval_ms = 3'600'000;  // payments at multiples of this (tx time)
   Usdc impact_notional = 1'000'000'000;     // impact bid/ask: average price to fill 1000 USDC
   Bps4 liquidation_fee = 100;               // up to 1% of a better liquidation fill → insurance
@@ -36,11 +36,11 @@ struct EngineConfig {
 struct RiskStats {
   uint64_t partial_liquidations = 0;
   uint64_t full_liquidations = 0;
-  uint64_t takeovers = 0;        // positions the insurance fund took over
-  uint64_t deleverages = 0;      // ADL fills
-  uint64_t margin_checks = 0;    // accounts whose margin the risk pass recomputed
+  uint64_t takeovers = 0;      // positions the insurance fund took over
+  uint64_t deleverages = 0;    // ADL fills
+  uint64_t margin_checks = 0;  // accounts whose margin the risk pass recomputed
   uint64_t funding_payments = 0;
-  Usdc deficit_covered = 0;      // bankrupt balances the insurance fund paid
+  Usdc deficit_covered = 0;  // bankrupt balances the insurance fund paid
 };
 
 struct TxResult {

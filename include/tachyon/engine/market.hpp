@@ -63,8 +63,8 @@ struct Market {
 };
 
 inline MarginMarket margin_market(const Market& m) {
-  return MarginMarket{m.mark_price, m.quote_multiplier, m.params.default_imf, m.params.min_imf,
-                      m.params.mmf, m.params.cmf};
+  return MarginMarket{m.mark_price,     m.quote_multiplier, m.params.default_imf,
+                      m.params.min_imf, m.params.mmf,       m.params.cmf};
 }
 
 // The validation of market parameters shared by create and update.

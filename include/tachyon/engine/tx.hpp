@@ -24,8 +24,8 @@ enum class TxType : uint8_t {
   kCancelAllOrders = 16,
   kModifyOrder = 17,
   kUpdateLeverage = 20,
-  kSetIndexPrice = 60,  // operator: oracle index price
-  kFundingTick = 61,    // internal (the server's clock): premium sample, payment when due
+  kSetIndexPrice = 60,    // operator: oracle index price
+  kFundingTick = 61,      // internal (the server's clock): premium sample, payment when due
   kSetMarketStatus = 62,  // operator: halt / resume / post-only / reduce-only by hand
 };
 

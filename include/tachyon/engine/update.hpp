@@ -41,7 +41,7 @@ enum class RemoveReason : uint8_t {
   kModified = 8,          // left its level to be re-placed by ModifyOrder (same order index)
   kMarketHalted = 9,      // reserved for the circuit breaker
   kCancelAll = 10,
-  kLiquidation = 11,  // canceled: the account is being liquidated
+  kLiquidation = 11,         // canceled: the account is being liquidated
   kScheduledCancelAll = 12,  // the dead man's switch fired
 };
 
@@ -135,15 +135,15 @@ struct MarkPriceUpdate {
 // Funding of one market: every premium sample updates the estimate of the next rate; a payment
 // also sets rate/time (rates in 1e-9 per funding period).
 struct FundingUpdate {
-  int64_t estimate_rate;    // what the next payment's rate would be from the samples so far
-  int64_t last_rate;        // the last payment's rate
-  int64_t last_time_ms;     // when it was paid, 0 = never
-  int64_t next_time_ms;     // when the next one is due
-  Usdc paid;                // Σ paid by the paying side in the last payment
-  Usdc residue;             // rounding residue of it, to the fee account
-  Ticks mark;               // the mark price it was paid at
+  int64_t estimate_rate;  // what the next payment's rate would be from the samples so far
+  int64_t last_rate;      // the last payment's rate
+  int64_t last_time_ms;   // when it was paid, 0 = never
+  int64_t next_time_ms;   // when the next one is due
+  Usdc paid;              // Σ paid by the paying side in the last payment
+  Usdc residue;           // rounding residue of it, to the fee account
+  Ticks mark;             // the mark price it was paid at
   MarketId market;
-  uint8_t settled;          // 1: this update is a payment
+  uint8_t settled;  // 1: this update is a payment
 };
 
 enum class RiskEvent : uint8_t {
