@@ -19,13 +19,13 @@ struct StreamConfig {
   int accounts = 12;
   int markets = 2;
   int invalid_percent = 4;  // txs built to be refused
+  int64_t start_time_ns = 1'700'000'000'000'000'000;
   // Oracle moves: up to ±index_move_bps (1e-4) per move, and with jump_percent chance a jump of
   // up to ±jump_bps instead (volatile markets put accounts under maintenance margin).
   int index_move_bps = 40;
   int jump_percent = 0;
   int jump_bps = 0;
   int64_t insurance_deposit_usdc = 0;  // funds account 1 (the insurance fund) at genesis
-  int64_t start_time_ns = 1'700'000'000'000'000'000;
 };
 
 class RandomStream {
