@@ -274,6 +274,8 @@ OrderUpdate sample_order_update(uint64_t x) {
                      OrderType::kLimit,
                      TimeInForce::kGoodTillTime,
                      RemoveReason::kFilled,
+                     0,
+                     0,
                      0};
 }
 }  // namespace

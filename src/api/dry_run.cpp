@@ -130,6 +130,8 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
       const OrderMarket om{m->params, m->mark_price, m->quote_multiplier};
       if (Reject r = check_order_amounts(o, om); r != Reject::kOk) return r;
       if (Reject r = check_order_band(o, om); r != Reject::kOk) return r;
+      // A trigger order waits: its position and margin are judged when it fires.
+      if (o.trigger_price != 0) return Reject::kOk;
       const pipe::PositionView* p = a.position(o.market);
       if (o.reduce_only) {
         if (p == nullptr || p->size == 0) return Reject::kNoPosition;

@@ -41,6 +41,8 @@ std::string_view order_status(RemoveReason r) {
     case RemoveReason::kCancelAll: return "canceled";
     case RemoveReason::kLiquidation: return "canceled-liquidation";
     case RemoveReason::kScheduledCancelAll: return "canceled";
+    case RemoveReason::kTriggered: return "in-progress";
+    case RemoveReason::kMarginNotAllowed: return "canceled-margin-not-allowed";
   }
   return "canceled";
 }
@@ -192,9 +194,14 @@ void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_
       .dec(static_cast<__int128>(filled) * o.price * m.quote_multiplier, kUsdc);
   w.kv_s("side", o.is_ask ? "ask" : "bid");
   w.kv_s("type", order_type_name(o.type)).kv_s("time_in_force", tif_name(o.tif));
-  w.kv_b("reduce_only", o.reduce_only != 0).key("trigger_price").dec(0, pd);
-  w.kv_i("order_expiry", o.expiry_ms).kv_s("status", status.empty() ? "open" : status);
-  w.kv_s("trigger_status", "na").kv_i("trigger_time", 0).kv_i("parent_order_index", 0);
+  w.kv_b("reduce_only", o.reduce_only != 0).key("trigger_price").dec(o.trigger_price, pd);
+  w.kv_i("order_expiry", o.expiry_ms)
+      .kv_s("status", !status.empty() ? status
+                      : o.pending     ? "pending"
+                                      : "open");
+  // waiting for the mark price, or already fired (a trigger order that now rests)
+  w.kv_s("trigger_status", o.pending ? "mark-price" : o.trigger_price != 0 ? "ready" : "na");
+  w.kv_i("trigger_time", 0).kv_i("parent_order_index", 0);
   w.kv_i("parent_order_id", 0).kv_i("block_height", 0);
   w.kv_i("timestamp", updated_ns / 1'000'000'000).kv_i("created_at", created_ns / 1'000'000);
   w.kv_i("updated_at", updated_ns / 1'000'000);

@@ -297,7 +297,7 @@ class ExportSink final : public UpdateSink {
         break;
       case UpdateType::kOrderAdded: {
         const OrderUpdate& o = u.order;
-        if (o.market != m_) return;
+        if (o.market != m_ || o.pending) return;  // a trigger order waits outside the book
         if (!book_.add(o.order_index, o.is_ask != 0, o.price, o.remaining))
           return fail("order " + std::to_string(o.order_index) + " rests twice");
         emit(1, o.order_index, o.remaining, o.price, o.is_ask != 0);

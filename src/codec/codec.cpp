@@ -188,7 +188,9 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(o.tif);
       io.num(o.reason);
       io.num(o.reduce_only);
-      io.pad(2);
+      io.num(o.pending);
+      io.pad(1);
+      io.num(o.trigger_price);
       return true;
     }
     case UpdateType::kTrade: {
@@ -340,7 +342,7 @@ static_assert(tx_size(TxType::kCreateMarket) == 8 + 56 + 120);
 static_assert(tx_size(TxType::kUpdateMarket) == 8 + 56 + 112);
 static_assert(tx_size(TxType::kTransfer) == 8 + 56 + 64);
 static_assert(update_size(UpdateType::kTrade) == 8 + 8 + 80);
-static_assert(update_size(UpdateType::kOrderAdded) == 8 + 8 + 64);
+static_assert(update_size(UpdateType::kOrderAdded) == 8 + 8 + 72);
 static_assert(tx_size(TxType::kCreateMarket) <= kMaxRecordSize);
 
 void put_header(Writer& w, size_t len, uint16_t type) {

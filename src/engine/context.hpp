@@ -21,6 +21,8 @@ struct Engine::Ctx {
   // Accounts whose margin changed other than by a mark move (fills, funding, transfers): the
   // risk pass looks at them after the tx.
   absl::InlinedVector<uint32_t, 8> risk_accounts;
+  // Trigger orders whose trigger the mark reached (order indices), fired in the next risk round.
+  absl::InlinedVector<OrderIndex, 4> triggered;
   // Set while a liquidation IOC order is the taker: its slot and zero price (engine fee rule).
   uint32_t liq_order = 0xffffffffu;
   Ticks liq_zero_price = 0;

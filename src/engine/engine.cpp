@@ -392,13 +392,14 @@ void Engine::emit_market(Ctx& c, const Market& m) {
 
 void Engine::emit_order(Ctx& c, UpdateType t, const Order& o, RemoveReason why) {
   StateUpdate u = c.make(t);
-  u.order = OrderUpdate{o.order_index, o.client_order_index,
-                        o.account,     o.price,
-                        o.remaining,   o.initial,
-                        o.expiry_ms,   o.market,
-                        o.is_ask,      o.type,
-                        o.tif,         why,
-                        o.reduce_only};
+  u.order = OrderUpdate{o.order_index,  o.client_order_index,
+                        o.account,      o.price,
+                        o.remaining,    o.initial,
+                        o.expiry_ms,    o.market,
+                        o.is_ask,       o.type,
+                        o.tif,          why,
+                        o.reduce_only,  o.pending,
+                        o.trigger_price};
   c.sink.on_update(u);
 }
 

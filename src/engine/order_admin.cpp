@@ -66,6 +66,14 @@ Reject Engine::modify_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   const uint32_t slot = find_order(*a, x.market, x.index);
   if (slot == kNoSlot) return Reject::kOrderNotFound;
   Order& o = pool_[slot];
+  if (o.pending) {
+    const Reject r = modify_pending(tx, c, slot);
+    if (r == Reject::kOk) {
+      consume_nonce(c, *key, tx);
+      out = o.order_index;
+    }
+    return r;
+  }
   switch (m.status()) {
     case MarketStatus::kActive: break;
     case MarketStatus::kPostOnly:
@@ -148,6 +156,7 @@ void Engine::update_mark(Ctx& c, Market& m) {
       if (p != nullptr) p->risk_key = kNoRiskKey;
     }
     breaker_on_mark(c, m, old);
+    if (m.pending_orders != 0) collect_triggers(c, m);
   }
   m.emitted_index = m.index_price;
   m.emitted_open_interest = m.open_interest;

@@ -51,6 +51,17 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   const OrderMarket om{m.params, m.mark_price, m.quote_multiplier};
   if (Reject r = check_order_amounts(o, om); r != Reject::kOk) return r;
   if (Reject r = check_order_band(o, om); r != Reject::kOk) return r;
+  // A trigger order waits for the mark (engine/triggers.cpp): size, margin and room are judged
+  // when it fires.
+  if (is_trigger_type(o.type)) {
+    if (pool_.full()) return Reject::kBookFull;
+    const Position* p = a->position(o.market);
+    if (p != nullptr && p->open_orders >= static_cast<uint32_t>(m.params.max_orders_per_account))
+      return Reject::kMaxOrdersPerAccount;
+    consume_nonce(c, *key, tx);
+    out = place_trigger(c, *a, m, o);
+    return Reject::kOk;
+  }
   // reduce-only: only ever shrinks the position
   Lots size = o.base_amount;
   if (o.reduce_only) {
@@ -305,6 +316,10 @@ void Engine::unrest(Market& m, Account& a, uint32_t slot) {
 
 void Engine::remove_order(Ctx& c, uint32_t slot, RemoveReason why) {
   Order& o = pool_[slot];
+  if (o.pending) {
+    remove_pending(c, slot, why);
+    return;
+  }
   Market& m = markets_[o.market];
   unrest(m, accounts_[o.account_slot], slot);
   emit_order(c, UpdateType::kOrderRemoved, o, why);

@@ -280,7 +280,19 @@ void Engine::settle_risk(Ctx& c) {
       for (uint64_t b = bits; b != 0; b &= b - 1)
         update_mark(c, markets_[w * 64 + __builtin_ctzll(b)]);
     }
-    if (c.risk_accounts.empty()) break;
+    if (c.risk_accounts.empty() && c.triggered.empty()) break;
+    // Stop-loss / take-profit orders the mark reached fire first (by order index), before the
+    // liquidation checks: a stop placed to avoid liquidation gets its chance.
+    if (!c.triggered.empty()) {
+      absl::InlinedVector<OrderIndex, 4> fired;
+      fired.swap(c.triggered);
+      std::sort(fired.begin(), fired.end());
+      fired.erase(std::unique(fired.begin(), fired.end()), fired.end());
+      for (OrderIndex id : fired) {
+        const uint32_t slot = order_slot_.find(id, pool_);
+        if (slot != kNoSlot && pool_[slot].pending) fire_trigger(c, slot);
+      }
+    }
     absl::InlinedVector<uint32_t, 8> batch;
     batch.swap(c.risk_accounts);
     std::sort(batch.begin(), batch.end());

@@ -79,6 +79,20 @@ void Engine::save(ByteSink& out) const {
       }
     }
   }
+  for (const Market& m : markets_) {  // pending trigger orders, by market
+    if (!m.exists) continue;
+    out.pod(m.pending_orders);
+    for (const auto* set : {&m.triggers_below, &m.triggers_above}) {
+      for (const auto& [key, id] : *set) {
+        const Order& o = pool_[order_slot_.find(id, pool_)];
+        SavedOrder so{o.order_index, o.client_order_index, o.account, o.price,  o.remaining,
+                      o.initial,     o.expiry_ms,          o.market,  o.is_ask, o.type,
+                      o.tif,         o.reduce_only,        o.stp,     {0, 0}};
+        out.pod(so);
+        out.pod(o.trigger_price);
+      }
+    }
+  }
   for (const Account& a : accounts_) {  // each account's order list, in list order
     out.pod(a.open_orders);
     for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next)
@@ -171,16 +185,28 @@ Status Engine::load(ByteSource& in, bool validate_after) {
             return bad("order");
           const uint32_t s = pool_.alloc();
           Order& o = pool_[s];
-          o = Order{so.order_index, so.client_order_index,
-                    so.account,     so.price,
-                    so.remaining,   so.initial,
-                    so.expiry_ms,   kNoSlot,
-                    kNoSlot,        kNoSlot,
-                    kNoSlot,        kNoSlot,
-                    acct->second,   so.market,
-                    so.is_ask,      so.type,
-                    so.tif,         so.reduce_only,
-                    so.stp,         1};
+          o = Order{so.order_index,
+                    so.client_order_index,
+                    so.account,
+                    so.price,
+                    so.remaining,
+                    so.initial,
+                    so.expiry_ms,
+                    kNoSlot,
+                    kNoSlot,
+                    kNoSlot,
+                    kNoSlot,
+                    kNoSlot,
+                    acct->second,
+                    so.market,
+                    so.is_ask,
+                    so.type,
+                    so.tif,
+                    so.reduce_only,
+                    so.stp,
+                    1,
+                    0,
+                    0};
           m.book.add(pool_, s);
           ++m.open_orders;
           if (o.expiry_ms != 0) expiries_.push(s);
@@ -189,6 +215,51 @@ Status Engine::load(ByteSource& in, bool validate_after) {
             coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, s);
         }
       }
+    }
+  }
+  for (Market& m : markets_) {
+    if (!m.exists) continue;
+    const uint32_t n = in.pod<uint32_t>();
+    if (n > in.remaining() / sizeof(SavedOrder)) return bad("pending order count");
+    for (uint32_t k = 0; k < n && !in.failed(); ++k) {
+      const SavedOrder so = in.pod<SavedOrder>();
+      const Ticks trigger = in.pod<Ticks>();
+      auto acct = account_slot_.find(so.account);
+      if (in.failed() || acct == account_slot_.end() || so.market != m.id ||
+          !is_trigger_type(so.type) || trigger <= 0 || pool_.full() ||
+          order_slot_.find(so.order_index, pool_) != kNoSlot)
+        return bad("pending order");
+      const uint32_t s = pool_.alloc();
+      Order& o = pool_[s];
+      o = Order{so.order_index,
+                so.client_order_index,
+                so.account,
+                so.price,
+                so.remaining,
+                so.initial,
+                so.expiry_ms,
+                kNoSlot,
+                kNoSlot,
+                kNoSlot,
+                kNoSlot,
+                kNoSlot,
+                acct->second,
+                so.market,
+                so.is_ask,
+                so.type,
+                so.tif,
+                so.reduce_only,
+                so.stp,
+                1,
+                1,
+                trigger};
+      (fires_below(o.type, o.is_ask) ? m.triggers_below : m.triggers_above)
+          .insert(fires_below(o.type, o.is_ask) ? std::make_pair(-trigger, o.order_index)
+                                                : std::make_pair(trigger, o.order_index));
+      ++m.pending_orders;
+      if (o.expiry_ms != 0) expiries_.push(s);
+      order_slot_.insert(o.order_index, s);
+      if (o.client_order_index != 0) coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, s);
     }
   }
   for (Account& a : accounts_) {  // relink each account's list in its saved order

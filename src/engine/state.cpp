@@ -93,6 +93,15 @@ uint64_t Engine::state_hash() const {
         }
       }
     }
+    for (const auto* set : {&m.triggers_below, &m.triggers_above}) {  // pending trigger orders
+      for (const auto& [key, id] : *set) {
+        const Order& o = pool_[order_slot_.find(id, pool_)];
+        for (int64_t v : {int64_t(o.order_index), int64_t(o.client_order_index), int64_t(o.account),
+                          o.price, o.trigger_price, o.remaining, o.expiry_ms, int64_t(o.type),
+                          int64_t(o.tif), int64_t{o.reduce_only}, int64_t{o.is_ask}})
+          h.add_i(v);
+      }
+    }
   }
   for (const Account& a : accounts_) {  // creation order: deterministic
     h.add(a.index);
@@ -157,6 +166,21 @@ std::string Engine::validate() const {
     if (longs[m.id] != -shorts[m.id] || longs[m.id] != m.open_interest)
       return fail(mk + "longs != shorts != OI");
   }
+  uint64_t pending = 0;
+  for (const Market& m : markets_) {
+    if (!m.exists) continue;
+    if (m.triggers_below.size() + m.triggers_above.size() != m.pending_orders)
+      return fail("market " + std::to_string(m.id) + ": trigger index size");
+    for (const auto* set : {&m.triggers_below, &m.triggers_above}) {
+      for (const auto& [key, id] : *set) {
+        const uint32_t s = order_slot_.find(id, pool_);
+        if (s == kNoSlot || !pool_[s].pending || pool_[s].market != m.id)
+          return fail("trigger index holds an order that is not pending");
+      }
+    }
+    pending += m.pending_orders;
+  }
+  resting += pending;
   if (resting != pool_.live_count()) return fail("pool holds orders that no book has");
   for (const Market& m : markets_) {
     if (!m.exists) continue;
@@ -195,7 +219,7 @@ std::string Engine::validate() const {
       for (uint32_t s = acc.order_head; s != kNoSlot; s = pool_[s].acct_next) {
         const Order& o = pool_[s];
         if (o.market != p.market) continue;
-        (o.is_ask ? sell : buy) += o.remaining;
+        if (!o.pending) (o.is_ask ? sell : buy) += o.remaining;  // waiting orders carry no margin
         ++cnt;
       }
       if (buy != p.buy_open || sell != p.sell_open || cnt != p.open_orders)

@@ -275,6 +275,7 @@ void Pipeline::apply(const ApplyItem& it) {
   read_.apply(u);
   switch (u.type) {
     case UpdateType::kOrderAdded: {
+      if (u.order.pending) break;  // a trigger order waits outside the book
       rest_order(u.order);
       caches_[u.order.market].engine_ts_ns = u.time_ns;
       break;

@@ -300,11 +300,12 @@ void ReadSide::on_order(const StateUpdate& u) {
   };
   if (u.type == UpdateType::kOrderAdded) {
     s.orders[o.order_index] = OrderView{o, u.time_ns, u.time_ns};
-    open_side(o.market, o.is_ask, o.remaining, 1);
+    // a waiting trigger order counts as an order but carries no open size (no margin)
+    open_side(o.market, o.is_ask, o.pending ? 0 : o.remaining, 1);
   } else {
     auto it = s.orders.find(o.order_index);
     if (it == s.orders.end()) return;  // a taker that never rested
-    const Lots before = it->second.o.remaining;
+    const Lots before = it->second.o.pending ? 0 : it->second.o.remaining;
     if (u.type == UpdateType::kOrderRemoved) {
       open_side(o.market, o.is_ask, -before, -1);
       s.orders.erase(it);
@@ -520,10 +521,10 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
       u = StateUpdate();
       u.type = UpdateType::kOrderAdded;
       u.time_ns = now_ns;
-      u.order =
-          OrderUpdate{o.order_index, o.client_order_index,  o.account,    o.price,  o.remaining,
-                      o.initial,     o.expiry_ms,           o.market,     o.is_ask, o.type,
-                      o.tif,         RemoveReason::kFilled, o.reduce_only};
+      u.order = OrderUpdate{
+          o.order_index, o.client_order_index,  o.account,     o.price,   o.remaining,
+          o.initial,     o.expiry_ms,           o.market,      o.is_ask,  o.type,
+          o.tif,         RemoveReason::kFilled, o.reduce_only, o.pending, o.trigger_price};
       apply(u);
     }
   }

@@ -90,6 +90,13 @@ Hash32 market_leaf(const Engine& e, MarketId id) {
       }
     }
   }
+  for (const auto* set : {&m->triggers_below, &m->triggers_above}) {  // pending trigger orders
+    for (const auto& [key, id] : *set) {
+      const Order* o = e.order(id);
+      b.pod(o->order_index).pod(o->account).pod(o->price).pod(o->trigger_price).pod(o->remaining);
+      b.pod(o->expiry_ms).pod(o->type).pod(o->tif).pod(o->reduce_only).pod(o->is_ask);
+    }
+  }
   return b.finish32();
 }
 

@@ -65,7 +65,11 @@ class MirrorSink final : public UpdateSink {
       case UpdateType::kTrade: ++trades[static_cast<int>(u.trade.kind)]; break;
       case UpdateType::kOrderAdded:
       case UpdateType::kOrderReduced:
-      case UpdateType::kOrderRemoved: books.push_back(u.order.market); break;
+      case UpdateType::kOrderRemoved:
+        books.push_back(u.order.market);
+        if (u.type == UpdateType::kOrderRemoved && u.order.reason == RemoveReason::kTriggered)
+          ++triggered;
+        break;
       default: break;
     }
   }
@@ -76,6 +80,7 @@ class MirrorSink final : public UpdateSink {
   std::vector<AccountIndex> touched;
   std::vector<MarketId> books;
   uint64_t trades[4] = {0, 0, 0, 0};
+  uint64_t triggered = 0;
 };
 
 struct SimResult {
@@ -84,6 +89,7 @@ struct SimResult {
   RiskStats risk;
   uint64_t trades[4] = {0, 0, 0, 0};
   int64_t funding_payments = 0;
+  uint64_t triggered = 0;
   std::string failure;
 };
 
@@ -166,6 +172,20 @@ SimResult run_sim(uint64_t seed, int64_t txs) {
           tav > 0 ? tav * lev * rng.range(50, 100) / 100 / unit : 1, 1, 1'000'000));
       const bool ask = rng.chance(50);
       tx = b.market(a, nonce(a), m, ask, ask ? mark * 95 / 100 : mark * 105 / 100, size);
+    } else if (roll < 560) {  // a stop-loss or take-profit (market or limit) on a position
+      const AccountIndex a = kFirst + static_cast<AccountIndex>(rng.below(kAccounts));
+      const Position* p = e.account(a)->position(m);
+      const bool ask = p != nullptr ? p->size > 0 : rng.chance(50);
+      const bool stop = rng.chance(50), limit = rng.chance(40);
+      const Ticks trig =
+          std::max<Ticks>(1, mark + (stop == ask ? -1 : 1) * mark * rng.range(1, 300) / 10'000);
+      tx = b.limit(a, nonce(a), m, ask, ask ? trig * 97 / 100 : trig * 103 / 100, 0,
+                   limit ? TimeInForce::kGoodTillTime : TimeInForce::kIoc);
+      tx.order.type = stop ? (limit ? OrderType::kStopLossLimit : OrderType::kStopLoss)
+                           : (limit ? OrderType::kTakeProfitLimit : OrderType::kTakeProfit);
+      tx.order.trigger_price = trig;
+      tx.order.reduce_only = 1;
+      tx.order.order_expiry_ms = b.now_ms() + rng.range(10'000, 600'000);
     } else if (roll < 600) {  // somebody closes (reduce-only market order)
       const AccountIndex a = kFirst + static_cast<AccountIndex>(rng.below(kAccounts));
       const Position* p = e.account(a)->position(m);
@@ -248,6 +268,7 @@ SimResult run_sim(uint64_t seed, int64_t txs) {
   res.hash = e.state_hash();
   res.risk = e.risk_stats();
   for (int k = 0; k < 4; ++k) res.trades[k] = sink.trades[k];
+  res.triggered = sink.triggered;
   return res;
 }
 
@@ -259,17 +280,19 @@ TEST(RiskSimulation, volatile_markets_keep_money_open_interest_and_margin_invari
   std::printf(
       "simulation: %llu txs (%llu accepted); trades %llu, liquidation fills %llu, takeovers %llu, "
       "ADL %llu; %llu partial / %llu full liquidations, %llu funding payments, deficit covered "
-      "%lld micro-USDC, %llu margin checks\n",
+      "%lld micro-USDC, %llu margin checks, %llu stop/take-profit orders fired\n",
       (unsigned long long)a.txs, (unsigned long long)a.accepted, (unsigned long long)a.trades[0],
       (unsigned long long)a.trades[1], (unsigned long long)a.trades[2],
       (unsigned long long)a.trades[3], (unsigned long long)a.risk.partial_liquidations,
       (unsigned long long)a.risk.full_liquidations, (unsigned long long)a.risk.funding_payments,
-      (long long)a.risk.deficit_covered, (unsigned long long)a.risk.margin_checks);
+      (long long)a.risk.deficit_covered, (unsigned long long)a.risk.margin_checks,
+      (unsigned long long)a.triggered);
   // The simulation must reach every part of the waterfall, or it proves nothing.
   EXPECT_GT(a.trades[1], 0u) << "no liquidation fill";
   EXPECT_GT(a.risk.full_liquidations, 0u);
   EXPECT_GT(a.trades[2] + a.trades[3], 0u) << "no takeover or deleverage";
   EXPECT_GT(a.risk.funding_payments, 0u);
+  EXPECT_GT(a.triggered, 0u);
   // deterministic: the same seed gives the same state
   const SimResult b = run_sim(seed, txs);
   ASSERT_TRUE(b.failure.empty()) << b.failure;

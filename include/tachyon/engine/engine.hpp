@@ -132,6 +132,14 @@ class Engine {
                      TradeKind kind);
   Ticks zero_price(const Market& m, const Position& p, const MarginInfo& mi) const;
   void rebuild_risk_indexes();
+  // trigger orders (engine/triggers.cpp)
+  OrderIndex place_trigger(Ctx& c, Account& a, Market& m, const CreateOrderTx& o);
+  void link_pending(Market& m, Account& a, uint32_t slot);
+  void unlink_pending(Market& m, Account& a, uint32_t slot);
+  void remove_pending(Ctx& c, uint32_t slot, RemoveReason why);
+  void collect_triggers(Ctx& c, Market& m);
+  void fire_trigger(Ctx& c, uint32_t slot);
+  Reject modify_pending(const Tx& tx, Ctx& c, uint32_t slot);
 
   // shared checks, in the documented precedence
   Reject check_operator(const Tx& tx) const;

@@ -43,6 +43,11 @@ struct Market {
   // liquidation index. drift is Σ|Δmark| / mark over every mark change, in 1e-12; an account's
   // key is the drift at which its margin must be looked at again (engine/risk.cpp).
   std::vector<uint32_t> holders;
+  // Pending trigger orders by trigger price (derived from the pool: rebuilt by load()). `below`
+  // fires when the mark falls to the trigger (keyed by −trigger: highest first), `above` when it
+  // rises to it.
+  absl::btree_set<std::pair<Ticks, OrderIndex>> triggers_below, triggers_above;
+  uint32_t pending_orders = 0;
   absl::btree_set<std::pair<int64_t, uint32_t>> risk_index;
   int64_t drift = 0;
   // What the last kMarkPrice update said (derived, not state: outside the hash and snapshots).

@@ -32,8 +32,21 @@ struct Order {
   uint8_t reduce_only;
   StpMode stp;
   uint8_t live;
+  uint8_t pending;      // a stop-loss / take-profit waiting for its trigger: not in the book
+  Ticks trigger_price;  // 0 = none
 };
-static_assert(sizeof(Order) == 88);
+static_assert(sizeof(Order) == 96);
+
+inline bool is_trigger_type(OrderType t) {
+  return t == OrderType::kStopLoss || t == OrderType::kStopLossLimit ||
+         t == OrderType::kTakeProfit || t == OrderType::kTakeProfitLimit;
+}
+// A trigger order fires when the mark reaches its trigger from this side: a stop-loss sell or a
+// take-profit buy when the mark falls to it, a stop-loss buy or a take-profit sell when it rises.
+inline bool fires_below(OrderType t, bool is_ask) {
+  const bool stop = t == OrderType::kStopLoss || t == OrderType::kStopLossLimit;
+  return stop == is_ask;
+}
 
 class OrderPool {
  public:

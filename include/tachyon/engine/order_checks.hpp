@@ -26,18 +26,27 @@ inline Reject check_market_status(MarketStatus status, TimeInForce tif, bool red
 }
 
 // Type, time in force, flags, self-trade mode, trigger, expiry, client order index range.
+// Trigger orders (stop-loss / take-profit, market or limit) need a trigger price and an expiry
+// (how long they may wait); the market-like ones execute as IOC market orders when they fire.
 inline Reject check_order_shape(const CreateOrderTx& o, int64_t now_ms) {
-  const bool is_market = o.type == OrderType::kMarket;
-  if (o.type != OrderType::kLimit && !is_market) return Reject::kInvalidOrderType;
+  const bool trigger = o.type == OrderType::kStopLoss || o.type == OrderType::kStopLossLimit ||
+                       o.type == OrderType::kTakeProfit || o.type == OrderType::kTakeProfitLimit;
+  const bool is_market = o.type == OrderType::kMarket || o.type == OrderType::kStopLoss ||
+                         o.type == OrderType::kTakeProfit;
+  if (o.type != OrderType::kLimit && !is_market && !trigger) return Reject::kInvalidOrderType;
   if (static_cast<uint8_t>(o.tif) > static_cast<uint8_t>(TimeInForce::kPostOnly))
     return Reject::kInvalidTimeInForce;
   if (o.is_ask > 1 || o.reduce_only > 1) return Reject::kInvalidTxInfo;
   if (static_cast<uint8_t>(o.stp) > static_cast<uint8_t>(StpMode::kDecrement))
     return Reject::kInvalidStpMode;
-  if (o.trigger_price != 0) return Reject::kInvalidTrigger;
+  if (trigger ? o.trigger_price <= 0 || o.trigger_price > kMaxPriceTicks : o.trigger_price != 0)
+    return Reject::kInvalidTrigger;
   if (is_market && o.tif != TimeInForce::kIoc) return Reject::kInvalidTimeInForce;
-  if (o.tif == TimeInForce::kIoc ? o.order_expiry_ms != 0 : o.order_expiry_ms <= now_ms)
+  if (trigger) {
+    if (o.order_expiry_ms <= now_ms) return Reject::kInvalidExpiry;
+  } else if (o.tif == TimeInForce::kIoc ? o.order_expiry_ms != 0 : o.order_expiry_ms <= now_ms) {
     return Reject::kInvalidExpiry;
+  }
   if (o.client_order_index > kMaxClientOrderIndex) return Reject::kInvalidClientOrderIndex;
   return Reject::kOk;
 }
@@ -66,8 +75,13 @@ inline Reject check_limit_band(const MarketParams& p, Ticks mark_price, bool is_
 }
 
 inline Reject check_order_band(const CreateOrderTx& o, const OrderMarket& m) {
-  if (o.type != OrderType::kMarket) return check_limit_band(m.params, m.mark, o.is_ask, o.price);
-  const __int128 mark = m.mark;
+  // A trigger order's prices are judged against its trigger, where it will execute.
+  const bool trigger = o.trigger_price != 0;
+  const Ticks ref = trigger ? o.trigger_price : m.mark;
+  const bool market_like = o.type == OrderType::kMarket || o.type == OrderType::kStopLoss ||
+                           o.type == OrderType::kTakeProfit;
+  if (!market_like) return check_limit_band(m.params, ref, o.is_ask, o.price);
+  const __int128 mark = ref;
   const __int128 px = static_cast<__int128>(o.price) * kFractionOne;
   if (o.is_ask ? px > mark * (kFractionOne + m.params.price_band)
                : px < mark * (kFractionOne - m.params.price_band))

@@ -43,6 +43,8 @@ enum class RemoveReason : uint8_t {
   kCancelAll = 10,
   kLiquidation = 11,         // canceled: the account is being liquidated
   kScheduledCancelAll = 12,  // the dead man's switch fired
+  kTriggered = 13,           // a pending trigger order fired (it comes back as a live order)
+  kMarginNotAllowed = 14,    // canceled-margin-not-allowed: a triggered order without margin
 };
 
 enum class BalanceReason : uint8_t {
@@ -91,6 +93,8 @@ struct OrderUpdate {
   TimeInForce tif;
   RemoveReason reason;  // kOrderRemoved only
   uint8_t reduce_only;
+  uint8_t pending;      // a trigger order waiting for the mark: not in the book
+  Ticks trigger_price;  // 0 = none
 };
 
 struct TradeUpdate {
