@@ -276,6 +276,7 @@ OrderUpdate sample_order_update(uint64_t x) {
                      RemoveReason::kFilled,
                      0,
                      0,
+                     0,
                      0};
 }
 }  // namespace

@@ -43,6 +43,9 @@ std::string_view order_status(RemoveReason r) {
     case RemoveReason::kScheduledCancelAll: return "canceled";
     case RemoveReason::kTriggered: return "in-progress";
     case RemoveReason::kMarginNotAllowed: return "canceled-margin-not-allowed";
+    case RemoveReason::kChild: return "canceled-child";
+    case RemoveReason::kOco: return "canceled-oco";
+    case RemoveReason::kArmed: return "pending";
   }
   return "canceled";
 }
@@ -200,9 +203,12 @@ void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_
                       : o.pending     ? "pending"
                                       : "open");
   // waiting for the mark price, or already fired (a trigger order that now rests)
-  w.kv_s("trigger_status", o.pending ? "mark-price" : o.trigger_price != 0 ? "ready" : "na");
-  w.kv_i("trigger_time", 0).kv_i("parent_order_index", 0);
-  w.kv_i("parent_order_id", 0).kv_i("block_height", 0);
+  w.kv_s("trigger_status", o.pending == kWaitingParent ? "parent-order"
+                           : o.pending                 ? "mark-price"
+                           : o.trigger_price != 0      ? "ready"
+                                                       : "na");
+  w.kv_i("trigger_time", 0).kv_i("parent_order_index", o.parent);
+  w.kv_s("parent_order_id", std::to_string(o.parent)).kv_i("block_height", 0);
   w.kv_i("timestamp", updated_ns / 1'000'000'000).kv_i("created_at", created_ns / 1'000'000);
   w.kv_i("updated_at", updated_ns / 1'000'000);
   w.end_obj();

@@ -18,7 +18,8 @@ bool is_user_tx_type(int t) {
     case 15:
     case 16:
     case 17:
-    case 20: return true;
+    case 20:
+    case 28: return true;
     default: return false;
   }
 }
@@ -60,6 +61,29 @@ bool set_int(sj::ondemand::value v, T& field, int64_t lo, int64_t hi) {
   if (!get_i64(v, x) || x < lo || x > hi) return false;
   field = static_cast<T>(x);
   return true;
+}
+
+void write_order_fields(JsonWriter& w, const CreateOrderTx& o) {
+  w.kv_i("MarketIndex", o.market).kv_i("ClientOrderIndex", o.client_order_index);
+  w.kv_i("BaseAmount", o.base_amount).kv_i("Price", o.price).kv_i("IsAsk", o.is_ask);
+  w.kv_i("Type", o.type).kv_i("TimeInForce", o.tif).kv_i("ReduceOnly", o.reduce_only);
+  w.kv_i("TriggerPrice", o.trigger_price).kv_i("OrderExpiry", o.order_expiry_ms);
+}
+
+// One field of a CreateOrder tx_info (also each entry of CreateGroupedOrders' Orders).
+bool order_field(std::string_view k, sj::ondemand::value v, CreateOrderTx& o) {
+  constexpr int64_t kU48 = (int64_t{1} << 48) - 1;
+  if (k == "MarketIndex") return set_int(v, o.market, 0, 254);
+  if (k == "ClientOrderIndex") return set_int(v, o.client_order_index, 0, kU48);
+  if (k == "BaseAmount") return set_int(v, o.base_amount, 0, kU48);
+  if (k == "Price") return set_int(v, o.price, 0, 0xffffffffll);
+  if (k == "IsAsk") return set_int(v, o.is_ask, 0, 1);
+  if (k == "Type") return set_int(v, o.type, 0, 6);
+  if (k == "TimeInForce") return set_int(v, o.tif, 0, 2);
+  if (k == "ReduceOnly") return set_int(v, o.reduce_only, 0, 1);
+  if (k == "TriggerPrice") return set_int(v, o.trigger_price, 0, 0xffffffffll);
+  if (k == "OrderExpiry") return set_int(v, o.order_expiry_ms, -1, INT64_MAX);
+  return true;  // unknown order fields are ignored, as before
 }
 
 }  // namespace
@@ -146,27 +170,33 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
         }
       }
     } else if (t == TxType::kCreateOrder) {
-      auto& o = tx.order;
-      if (k == "MarketIndex")
-        ok = set_int(v, o.market, 0, 254);
-      else if (k == "ClientOrderIndex")
-        ok = set_int(v, o.client_order_index, 0, kU48);
-      else if (k == "BaseAmount")
-        ok = set_int(v, o.base_amount, 0, kU48);
-      else if (k == "Price")
-        ok = set_int(v, o.price, 0, 0xffffffffll);
-      else if (k == "IsAsk")
-        ok = set_int(v, o.is_ask, 0, 1);
-      else if (k == "Type")
-        ok = set_int(v, o.type, 0, 6);
-      else if (k == "TimeInForce")
-        ok = set_int(v, o.tif, 0, 2);
-      else if (k == "ReduceOnly")
-        ok = set_int(v, o.reduce_only, 0, 1);
-      else if (k == "TriggerPrice")
-        ok = set_int(v, o.trigger_price, 0, 0xffffffffll);
-      else if (k == "OrderExpiry")
-        ok = set_int(v, o.order_expiry_ms, -1, kMax);
+      ok = order_field(k, v, tx.order);
+    } else if (t == TxType::kCreateGroupedOrders) {
+      auto& g = tx.grouped;
+      if (k == "GroupingType") {
+        ok = set_int(v, g.grouping, 1, 3);
+      } else if (k == "Orders") {
+        sj::ondemand::array arr;
+        ok = !v.get_array().get(arr);
+        g.count = 0;
+        for (auto item : arr) {
+          sj::ondemand::object oo;
+          if (!ok || g.count >= 3 || item.get_object().get(oo)) {
+            ok = false;
+            break;
+          }
+          CreateOrderTx& o = g.orders[g.count++];
+          o.order_expiry_ms = 0;
+          for (auto f : oo) {
+            std::string_view ok2;
+            sj::ondemand::value vv;
+            if (f.unescaped_key().get(ok2) || f.value().get(vv) || !order_field(ok2, vv, o)) {
+              ok = false;
+              break;
+            }
+          }
+        }
+      }
     } else if (t == TxType::kCancelOrder) {
       if (k == "MarketIndex")
         ok = set_int(v, tx.cancel.market, 0, 254);
@@ -279,14 +309,16 @@ std::string tx_info_json(const Tx& tx, const Signature* sig) {
     w.kv_i("ApiKeyIndex", tx.h.api_key_index);
   }
   switch (t) {
-    case TxType::kCreateOrder: {
-      const auto& o = tx.order;
-      w.kv_i("MarketIndex", o.market).kv_i("ClientOrderIndex", o.client_order_index);
-      w.kv_i("BaseAmount", o.base_amount).kv_i("Price", o.price).kv_i("IsAsk", o.is_ask);
-      w.kv_i("Type", o.type).kv_i("TimeInForce", o.tif).kv_i("ReduceOnly", o.reduce_only);
-      w.kv_i("TriggerPrice", o.trigger_price).kv_i("OrderExpiry", o.order_expiry_ms);
+    case TxType::kCreateOrder: write_order_fields(w, tx.order); break;
+    case TxType::kCreateGroupedOrders:
+      w.kv_i("GroupingType", static_cast<int>(tx.grouped.grouping)).key("Orders").arr();
+      for (int i = 0; i < tx.grouped.count && i < 3; ++i) {
+        w.obj();
+        write_order_fields(w, tx.grouped.orders[i]);
+        w.end_obj();
+      }
+      w.end_arr();
       break;
-    }
     case TxType::kCancelOrder:
       w.kv_i("MarketIndex", tx.cancel.market).kv_i("Index", tx.cancel.index);
       break;

@@ -50,6 +50,22 @@ constexpr void market_params(IO& io, P& p) {
   io.pad(4);
 }
 
+template <class IO, class O>
+constexpr void order_fields(IO& io, O& o) {
+  io.num(o.client_order_index);
+  io.num(o.base_amount);
+  io.num(o.price);
+  io.num(o.trigger_price);
+  io.num(o.order_expiry_ms);
+  io.num(o.market);
+  io.num(o.is_ask);
+  io.num(o.type);
+  io.num(o.tif);
+  io.num(o.reduce_only);
+  io.num(o.stp);
+  io.pad(2);
+}
+
 // Payload of each tx type. Returns false for an unknown type.
 template <class IO, class T>
 constexpr bool tx_payload(IO& io, T& tx, TxType type) {
@@ -110,6 +126,13 @@ constexpr bool tx_payload(IO& io, T& tx, TxType type) {
       io.num(tx.withdraw.asset);
       io.pad(7);
       return true;
+    case TxType::kCreateGroupedOrders: {
+      io.num(tx.grouped.grouping);
+      io.num(tx.grouped.count);
+      io.pad(6);
+      for (auto& o : tx.grouped.orders) order_fields(io, o);
+      return true;
+    }
     case TxType::kCreateOrder: {
       auto& o = tx.order;
       io.num(o.client_order_index);
@@ -191,6 +214,7 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(o.pending);
       io.pad(1);
       io.num(o.trigger_price);
+      io.num(o.parent);
       return true;
     }
     case UpdateType::kTrade: {
@@ -302,6 +326,7 @@ struct TxProbe {
   CancelAllOrdersTx cancel_all{};
   ModifyOrderTx modify{};
   UpdateLeverageTx leverage{};
+  CreateGroupedOrdersTx grouped{};
 };
 struct UpdateProbe {
   int64_t time_ns = 0;
@@ -342,7 +367,8 @@ static_assert(tx_size(TxType::kCreateMarket) == 8 + 56 + 120);
 static_assert(tx_size(TxType::kUpdateMarket) == 8 + 56 + 112);
 static_assert(tx_size(TxType::kTransfer) == 8 + 56 + 64);
 static_assert(update_size(UpdateType::kTrade) == 8 + 8 + 80);
-static_assert(update_size(UpdateType::kOrderAdded) == 8 + 8 + 72);
+static_assert(update_size(UpdateType::kOrderAdded) == 8 + 8 + 80);
+static_assert(tx_size(TxType::kCreateGroupedOrders) == 8 + 56 + 8 + 3 * 48);
 static_assert(tx_size(TxType::kCreateMarket) <= kMaxRecordSize);
 
 void put_header(Writer& w, size_t len, uint16_t type) {

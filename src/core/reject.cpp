@@ -53,7 +53,11 @@ std::string_view reject_message(Reject r) {
     case Reject::kPriceBandFatFinger: return "price too far from the mark price (fat finger)";
     case Reject::kFarFromMark: return "market order protection too far from the mark price";
     case Reject::kNotEnoughMargin: return "not enough margin";
-    case Reject::kUnsupportedCancelAllMode: return "scheduled cancel-all is not supported yet";
+    case Reject::kUnsupportedCancelAllMode:
+      return "cancel-all time in force must be 0 (now), 1 (scheduled) or 2 (abort)";
+    case Reject::kInvalidGrouping:
+      return "grouped orders: OTO/OCO need 2 orders, OTOCO 3, one market; a primary plain order, "
+             "then reduce-only trigger orders on the other side";
   }
   return "unknown reject";
 }

@@ -1,6 +1,9 @@
 #pragma once
 // Per-tx execution context, private to the engine's translation units.
 #include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
 
 #include <absl/container/inlined_vector.h>
 
@@ -9,7 +12,8 @@
 namespace tachyon {
 
 struct Engine::Ctx {
-  Ctx(UpdateSink& s, const Tx& t, int64_t ns, int64_t ms) : sink(s), tx(t), now_ns(ns), now_ms(ms) {}
+  Ctx(UpdateSink& s, const Tx& t, int64_t ns, int64_t ms)
+      : sink(s), tx(t), now_ns(ns), now_ms(ms) {}
 
   UpdateSink& sink;
   const Tx& tx;
@@ -26,6 +30,13 @@ struct Engine::Ctx {
   // Set while a liquidation IOC order is the taker: its slot and zero price (engine fee rule).
   uint32_t liq_order = 0xffffffffu;
   Ticks liq_zero_price = 0;
+
+  // ADL rankings made in this tx, by market × side (engine/liquidation.cpp).
+  struct AdlRanking {
+    std::vector<std::pair<uint32_t, AccountIndex>> order;  // account slot, index
+    size_t next = 0;
+  };
+  std::map<int, AdlRanking> adl;
 
   void touch(MarketId m) { touched[m >> 6] |= uint64_t{1} << (m & 63); }
   void risk(uint32_t account_slot) { risk_accounts.push_back(account_slot); }

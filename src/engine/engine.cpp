@@ -48,6 +48,7 @@ TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
     case TxType::kTransfer: r.reject = transfer(tx, c); break;
     case TxType::kWithdraw: r.reject = withdraw(tx, c); break;
     case TxType::kCreateOrder: r.reject = create_order(tx, c, r.order_index); break;
+    case TxType::kCreateGroupedOrders: r.reject = create_grouped(tx, c, r.order_index); break;
     case TxType::kCancelOrder: r.reject = cancel_order(tx, c, r.order_index); break;
     case TxType::kCancelAllOrders: r.reject = cancel_all(tx, c); break;
     case TxType::kModifyOrder: r.reject = modify_order(tx, c, r.order_index); break;
@@ -392,14 +393,14 @@ void Engine::emit_market(Ctx& c, const Market& m) {
 
 void Engine::emit_order(Ctx& c, UpdateType t, const Order& o, RemoveReason why) {
   StateUpdate u = c.make(t);
-  u.order = OrderUpdate{o.order_index,  o.client_order_index,
-                        o.account,      o.price,
-                        o.remaining,    o.initial,
-                        o.expiry_ms,    o.market,
-                        o.is_ask,       o.type,
-                        o.tif,          why,
-                        o.reduce_only,  o.pending,
-                        o.trigger_price};
+  u.order = OrderUpdate{o.order_index,   o.client_order_index,
+                        o.account,       o.price,
+                        o.remaining,     o.initial,
+                        o.expiry_ms,     o.market,
+                        o.is_ask,        o.type,
+                        o.tif,           why,
+                        o.reduce_only,   o.pending,
+                        o.trigger_price, o.parent};
   c.sink.on_update(u);
 }
 

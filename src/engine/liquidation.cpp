@@ -26,8 +26,7 @@ void Engine::liquidate_partial(Ctx& c, uint32_t slot) {
   ++risk_stats_.partial_liquidations;
   emit_risk(c, accounts_[slot], kAllMarkets, RiskEvent::kPartialLiquidation,
             margin(accounts_[slot]), 0);
-  for (uint32_t s = accounts_[slot].order_head; s != kNoSlot; s = accounts_[slot].order_head)
-    remove_order(c, s, RemoveReason::kLiquidation);
+  cancel_account_orders(c, slot, kAllMarkets, RemoveReason::kLiquidation);
   Account& a = accounts_[slot];
   for (size_t i = 0; i < a.positions.size(); ++i) {
     const MarginInfo mi = margin(a);
@@ -67,8 +66,7 @@ void Engine::liquidate_full(Ctx& c, uint32_t slot) {
   ++risk_stats_.full_liquidations;
   emit_risk(c, accounts_[slot], kAllMarkets, RiskEvent::kFullLiquidation, margin(accounts_[slot]),
             0);
-  for (uint32_t s = accounts_[slot].order_head; s != kNoSlot; s = accounts_[slot].order_head)
-    remove_order(c, s, RemoveReason::kLiquidation);
+  cancel_account_orders(c, slot, kAllMarkets, RemoveReason::kLiquidation);
   // Positions in ascending unrealized PnL order (the fund takes the worst first), market id to
   // break ties.
   std::vector<std::pair<__int128, MarketId>> order;
@@ -130,9 +128,12 @@ bool Engine::takeover(Ctx& c, Market& m, uint32_t slot, Ticks zp) {
 }
 
 // ADL: opposite positions ranked by PnL ratio × leverage (losers last, by PnL ratio / leverage),
-// account index breaking ties; each closes against the bankrupt position at the zero price.
-void Engine::deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp) {
-  const Lots size = accounts_[slot].position(m.id)->size;
+// account index breaking ties; each closes against the bankrupt position at the zero price. The
+// ranking is made once per tx and market side (at the first deleverage; a cascade walks it
+// instead of ranking every holder again for every bankrupt account), and made again from the
+// current holders only if it runs out.
+std::vector<std::pair<uint32_t, AccountIndex>> Engine::adl_ranking(const Market& m,
+                                                                   bool longs) const {
   struct Candidate {
     __int128 score;
     AccountIndex index;
@@ -140,10 +141,9 @@ void Engine::deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp) {
   };
   std::vector<Candidate> cands;
   for (uint32_t h : m.holders) {
-    if (h == slot) continue;
     const Account& o = accounts_[h];
     const Position& p = *o.position(m.id);
-    if ((p.size > 0) == (size > 0)) continue;
+    if ((p.size > 0) != longs) continue;
     const __int128 value = m.notional(p.size, m.mark_price);
     const __int128 upnl = value - p.entry_notional;
     const __int128 ratio = upnl * 1'000'000 / std::max<__int128>(abs128(p.entry_notional), 1);
@@ -156,13 +156,37 @@ void Engine::deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp) {
   std::sort(cands.begin(), cands.end(), [](const Candidate& x, const Candidate& y) {
     return x.score != y.score ? x.score > y.score : x.index < y.index;
   });
+  std::vector<std::pair<uint32_t, AccountIndex>> out;
+  out.reserve(cands.size());
+  for (const Candidate& cd : cands) out.emplace_back(cd.slot, cd.index);
+  return out;
+}
+
+void Engine::deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp) {
+  const Lots size = accounts_[slot].position(m.id)->size;
+  const bool longs = size < 0;  // the candidates hold the other side
+  auto [it, fresh] = c.adl.try_emplace(m.id * 2 + (longs ? 1 : 0));
+  Ctx::AdlRanking& r = it->second;
+  if (fresh) r.order = adl_ranking(m, longs);
   Lots left = size > 0 ? size : -size;
-  for (const Candidate& cd : cands) {
-    if (left == 0) break;
-    const Lots their = accounts_[cd.slot].position(m.id)->size;
+  bool reranked = false;
+  while (left > 0) {
+    if (r.next == r.order.size()) {  // ran out: rank the current holders once more
+      if (reranked) break;
+      r.order = adl_ranking(m, longs);
+      r.next = 0;
+      reranked = true;
+      continue;
+    }
+    const uint32_t cs = r.order[r.next].first;
+    const Lots their = accounts_[cs].position(m.id)->size;
+    if (cs == slot || their == 0 || (their > 0) != longs) {
+      ++r.next;
+      continue;
+    }
     const Lots q = std::min(left, their > 0 ? their : -their);
     ++risk_stats_.deleverages;
-    move_position(c, m, accounts_[slot], accounts_[cd.slot], size > 0 ? -q : q, zp,
+    move_position(c, m, accounts_[slot], accounts_[cs], size > 0 ? -q : q, zp,
                   TradeKind::kDeleverage);
     left -= q;
   }

@@ -47,12 +47,7 @@ Reject Engine::cancel_all(const Tx& tx, Ctx& c) {
   if (x.market != kAllMarkets && (x.market >= kMaxMarkets || !markets_[x.market].exists))
     return Reject::kInvalidMarket;
   consume_nonce(c, *key, tx);
-  for (uint32_t s = a->order_head; s != kNoSlot;) {
-    const uint32_t next = pool_[s].acct_next;
-    if (x.market == kAllMarkets || pool_[s].market == x.market)
-      remove_order(c, s, RemoveReason::kCancelAll);
-    s = next;
-  }
+  cancel_account_orders(c, slot, x.market, RemoveReason::kCancelAll);
   return Reject::kOk;
 }
 

@@ -41,56 +41,72 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   ApiKey* key = nullptr;
   if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
   const CreateOrderTx& o = tx.order;
+  Lots size = 0;
+  if (Reject r = check_new_order(*a, o, c.now_ms, 0, size); r != Reject::kOk) return r;
+  // accepted: from here on nothing is refused
+  consume_nonce(c, *key, tx);
+  Market& m = markets_[o.market];
+  if (is_trigger_type(o.type)) {  // waits for the mark (engine/triggers.cpp)
+    out = place_trigger(c, *a, m, o);
+    return Reject::kOk;
+  }
+  const uint32_t slot = start_order(*a, o, size);
+  out = pool_[slot].order_index;
+  run_order(c, m, *a, slot);
+  return Reject::kOk;
+}
+
+// The checks of a new order after authentication, in the documented precedence. `extra_slots`:
+// more orders the same tx places (grouped orders) that need pool room too.
+Reject Engine::check_new_order(const Account& a, const CreateOrderTx& o, int64_t now_ms,
+                               uint32_t extra_slots, Lots& size) const {
   // market and its status
   if (o.market >= kMaxMarkets || !markets_[o.market].exists) return Reject::kInvalidMarket;
-  Market& m = markets_[o.market];
+  const Market& m = markets_[o.market];
   if (Reject r = check_market_status(m.status(), o.tif, o.reduce_only); r != Reject::kOk) return r;
-  if (Reject r = check_order_shape(o, c.now_ms); r != Reject::kOk) return r;
-  if (o.client_order_index != 0 && coi_slot_.contains(CoiKey{a->index, o.client_order_index}))
+  if (Reject r = check_order_shape(o, now_ms); r != Reject::kOk) return r;
+  if (o.client_order_index != 0 && coi_slot_.contains(CoiKey{a.index, o.client_order_index}))
     return Reject::kClientOrderIndexExists;
   const OrderMarket om{m.params, m.mark_price, m.quote_multiplier};
   if (Reject r = check_order_amounts(o, om); r != Reject::kOk) return r;
   if (Reject r = check_order_band(o, om); r != Reject::kOk) return r;
-  // A trigger order waits for the mark (engine/triggers.cpp): size, margin and room are judged
-  // when it fires.
+  if (pool_.capacity() - pool_.live_count() <= extra_slots) return Reject::kBookFull;
+  const Position* p = a.position(o.market);
+  // A trigger order waits for the mark: size, margin and room are judged when it fires.
   if (is_trigger_type(o.type)) {
-    if (pool_.full()) return Reject::kBookFull;
-    const Position* p = a->position(o.market);
     if (p != nullptr && p->open_orders >= static_cast<uint32_t>(m.params.max_orders_per_account))
       return Reject::kMaxOrdersPerAccount;
-    consume_nonce(c, *key, tx);
-    out = place_trigger(c, *a, m, o);
+    size = o.base_amount;
     return Reject::kOk;
   }
   // reduce-only: only ever shrinks the position
-  Lots size = o.base_amount;
+  size = o.base_amount;
   if (o.reduce_only) {
-    const Position* p = a->position(o.market);
     if (p == nullptr || p->size == 0) return Reject::kNoPosition;
-    const Lots room = reduce_only_room(*a, o.market, o.is_ask);
+    const Lots room = reduce_only_room(a, o.market, o.is_ask);
     if (room == 0) return Reject::kReduceOnlyIncreasesPosition;
     size = size == 0 ? room : std::min(size, room);
   }
   // capacity
-  if (pool_.full()) return Reject::kBookFull;
   if (o.tif != TimeInForce::kIoc) {
-    const Position* p = a->position(o.market);
     if (p != nullptr && p->open_orders >= static_cast<uint32_t>(m.params.max_orders_per_account))
       return Reject::kMaxOrdersPerAccount;
     if (m.open_orders >= m.params.max_orders) return Reject::kMaxOrdersPerMarket;
   }
   // margin
   if (!o.reduce_only) {
-    if (Reject r = check_order_margin(*a, m, o.is_ask, size); r != Reject::kOk) return r;
+    if (Reject r = check_order_margin(a, m, o.is_ask, size); r != Reject::kOk) return r;
   }
-  // accepted: from here on nothing is refused
-  consume_nonce(c, *key, tx);
+  return Reject::kOk;
+}
+
+uint32_t Engine::start_order(Account& a, const CreateOrderTx& o, Lots size) {
   const uint32_t slot = pool_.alloc();
   Order& ord = pool_[slot];
   ord.order_index = next_order_index_++;
   ord.client_order_index = o.client_order_index;
-  ord.account = a->index;
-  ord.account_slot = static_cast<uint32_t>(a - accounts_.data());
+  ord.account = a.index;
+  ord.account_slot = static_cast<uint32_t>(&a - accounts_.data());
   ord.price = o.price;
   ord.remaining = size;
   ord.initial = size;
@@ -102,7 +118,12 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   ord.tif = o.tif;
   ord.reduce_only = o.reduce_only;
   ord.stp = o.stp;
-  out = ord.order_index;
+  return slot;
+}
+
+// A new live order as the taker: price protection for market orders, post-only, then matching.
+void Engine::run_order(Ctx& c, Market& m, Account& a, uint32_t slot) {
+  const Order& o = pool_[slot];
   Ticks bound = o.price;
   const bool is_market = o.type == OrderType::kMarket;
   const __int128 mark = m.mark_price;
@@ -118,10 +139,9 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
   }
   if (o.tif == TimeInForce::kPostOnly && m.book.crosses(o.is_ask, o.price)) {
     finish_taker(c, slot, RemoveReason::kPostOnly);
-    return Reject::kOk;
+    return;
   }
-  match_and_rest(c, m, *a, slot, bound, is_market);
-  return Reject::kOk;
+  match_and_rest(c, m, a, slot, bound, is_market);
 }
 
 void Engine::match_and_rest(Ctx& c, Market& m, Account& taker, uint32_t slot, Ticks bound,
@@ -324,11 +344,13 @@ void Engine::remove_order(Ctx& c, uint32_t slot, RemoveReason why) {
   unrest(m, accounts_[o.account_slot], slot);
   emit_order(c, UpdateType::kOrderRemoved, o, why);
   c.touch(m.id);
+  order_gone(c, slot, why);
   pool_.release(slot);
 }
 
 void Engine::finish_taker(Ctx& c, uint32_t slot, RemoveReason why) {
   emit_order(c, UpdateType::kOrderRemoved, pool_[slot], why);
+  order_gone(c, slot, why);
   pool_.release(slot);
 }
 

@@ -151,13 +151,8 @@ void Engine::fire_scheduled_cancels(Ctx& c) {
   while (!scheduled_cancels_.empty() && scheduled_cancels_.begin()->first <= c.now_ms) {
     const uint32_t slot = scheduled_cancels_.begin()->second;
     scheduled_cancels_.erase(scheduled_cancels_.begin());
-    Account& a = accounts_[slot];
-    a.cancel_all_at_ms = 0;
-    for (uint32_t s = a.order_head; s != kNoSlot;) {
-      const uint32_t next = pool_[s].acct_next;
-      remove_order(c, s, RemoveReason::kScheduledCancelAll);
-      s = next;
-    }
+    accounts_[slot].cancel_all_at_ms = 0;
+    cancel_account_orders(c, slot, kAllMarkets, RemoveReason::kScheduledCancelAll);
   }
 }
 

@@ -29,6 +29,29 @@ struct SavedOrder {
 };
 static_assert(sizeof(SavedOrder) == 64);
 static_assert(std::is_trivially_copyable_v<Position> && std::is_trivially_copyable_v<ApiKey>);
+
+Order from_saved(const SavedOrder& so, uint32_t account_slot, uint8_t pending, Ticks trigger) {
+  Order o{};
+  o.order_index = so.order_index;
+  o.client_order_index = so.client_order_index;
+  o.account = so.account;
+  o.price = so.price;
+  o.remaining = so.remaining;
+  o.initial = so.initial;
+  o.expiry_ms = so.expiry_ms;
+  o.prev = o.next = o.acct_prev = o.acct_next = o.heap_pos = kNoSlot;
+  o.account_slot = account_slot;
+  o.market = so.market;
+  o.is_ask = so.is_ask;
+  o.type = so.type;
+  o.tif = so.tif;
+  o.reduce_only = so.reduce_only;
+  o.stp = so.stp;
+  o.live = 1;
+  o.pending = pending;
+  o.trigger_price = trigger;
+  return o;
+}
 }  // namespace
 
 void Engine::save(ByteSink& out) const {
@@ -92,6 +115,28 @@ void Engine::save(ByteSink& out) const {
         out.pod(o.trigger_price);
       }
     }
+  }
+  // grouped children waiting for their primary, then every group link (from the account lists)
+  std::vector<uint32_t> waiting, linked;
+  for (const Account& a : accounts_) {
+    for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next) {
+      if (pool_[s].pending == kWaitingParent) waiting.push_back(s);
+      if (pool_[s].child | pool_[s].parent | pool_[s].sibling) linked.push_back(s);
+    }
+  }
+  out.pod(static_cast<uint64_t>(waiting.size()));
+  for (uint32_t s : waiting) {
+    const Order& o = pool_[s];
+    SavedOrder so{o.order_index, o.client_order_index, o.account, o.price,  o.remaining,
+                  o.initial,     o.expiry_ms,          o.market,  o.is_ask, o.type,
+                  o.tif,         o.reduce_only,        o.stp,     {0, 0}};
+    out.pod(so);
+    out.pod(o.trigger_price);
+  }
+  out.pod(static_cast<uint64_t>(linked.size()));
+  for (uint32_t s : linked) {
+    for (OrderIndex v : {pool_[s].order_index, pool_[s].child, pool_[s].parent, pool_[s].sibling})
+      out.pod(v);
   }
   for (const Account& a : accounts_) {  // each account's order list, in list order
     out.pod(a.open_orders);
@@ -185,28 +230,7 @@ Status Engine::load(ByteSource& in, bool validate_after) {
             return bad("order");
           const uint32_t s = pool_.alloc();
           Order& o = pool_[s];
-          o = Order{so.order_index,
-                    so.client_order_index,
-                    so.account,
-                    so.price,
-                    so.remaining,
-                    so.initial,
-                    so.expiry_ms,
-                    kNoSlot,
-                    kNoSlot,
-                    kNoSlot,
-                    kNoSlot,
-                    kNoSlot,
-                    acct->second,
-                    so.market,
-                    so.is_ask,
-                    so.type,
-                    so.tif,
-                    so.reduce_only,
-                    so.stp,
-                    1,
-                    0,
-                    0};
+          o = from_saved(so, acct->second, 0, 0);
           m.book.add(pool_, s);
           ++m.open_orders;
           if (o.expiry_ms != 0) expiries_.push(s);
@@ -231,28 +255,7 @@ Status Engine::load(ByteSource& in, bool validate_after) {
         return bad("pending order");
       const uint32_t s = pool_.alloc();
       Order& o = pool_[s];
-      o = Order{so.order_index,
-                so.client_order_index,
-                so.account,
-                so.price,
-                so.remaining,
-                so.initial,
-                so.expiry_ms,
-                kNoSlot,
-                kNoSlot,
-                kNoSlot,
-                kNoSlot,
-                kNoSlot,
-                acct->second,
-                so.market,
-                so.is_ask,
-                so.type,
-                so.tif,
-                so.reduce_only,
-                so.stp,
-                1,
-                1,
-                trigger};
+      o = from_saved(so, acct->second, kWaitingTrigger, trigger);
       (fires_below(o.type, o.is_ask) ? m.triggers_below : m.triggers_above)
           .insert(fires_below(o.type, o.is_ask) ? std::make_pair(-trigger, o.order_index)
                                                 : std::make_pair(trigger, o.order_index));
@@ -261,6 +264,33 @@ Status Engine::load(ByteSource& in, bool validate_after) {
       order_slot_.insert(o.order_index, s);
       if (o.client_order_index != 0) coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, s);
     }
+  }
+  const uint64_t n_waiting = in.pod<uint64_t>();
+  if (n_waiting > in.remaining() / sizeof(SavedOrder)) return bad("waiting order count");
+  for (uint64_t k = 0; k < n_waiting && !in.failed(); ++k) {
+    const SavedOrder so = in.pod<SavedOrder>();
+    const Ticks trigger = in.pod<Ticks>();
+    auto acct = account_slot_.find(so.account);
+    if (in.failed() || acct == account_slot_.end() || so.market >= kMaxMarkets ||
+        !markets_[so.market].exists || !is_trigger_type(so.type) || trigger <= 0 || pool_.full() ||
+        order_slot_.find(so.order_index, pool_) != kNoSlot)
+      return bad("waiting order");
+    const uint32_t s = pool_.alloc();
+    pool_[s] = from_saved(so, acct->second, kWaitingParent, trigger);
+    ++markets_[so.market].waiting_orders;
+    if (so.expiry_ms != 0) expiries_.push(s);
+    order_slot_.insert(so.order_index, s);
+    if (so.client_order_index != 0) coi_slot_.emplace(CoiKey{so.account, so.client_order_index}, s);
+  }
+  const uint64_t n_links = in.pod<uint64_t>();
+  if (n_links > in.remaining() / 32) return bad("group link count");
+  for (uint64_t k = 0; k < n_links && !in.failed(); ++k) {
+    const OrderIndex id = in.pod<OrderIndex>();
+    const uint32_t s = order_slot_.find(id, pool_);
+    if (s == kNoSlot) return bad("group link of an unknown order");
+    pool_[s].child = in.pod<OrderIndex>();
+    pool_[s].parent = in.pod<OrderIndex>();
+    pool_[s].sibling = in.pod<OrderIndex>();
   }
   for (Account& a : accounts_) {  // relink each account's list in its saved order
     a.open_orders = in.pod<uint32_t>();

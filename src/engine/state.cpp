@@ -103,6 +103,15 @@ uint64_t Engine::state_hash() const {
       }
     }
   }
+  for (const Account& a : accounts_) {  // grouped orders: waiting children and links
+    for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next) {
+      const Order& o = pool_[s];
+      if (o.pending != kWaitingParent && (o.child | o.parent | o.sibling) == 0) continue;
+      for (int64_t v : {int64_t(o.order_index), int64_t{o.pending}, o.trigger_price, o.remaining,
+                        o.price, int64_t(o.child), int64_t(o.parent), int64_t(o.sibling)})
+        h.add_i(v);
+    }
+  }
   for (const Account& a : accounts_) {  // creation order: deterministic
     h.add(a.index);
     h.add(a.master);
@@ -178,7 +187,27 @@ std::string Engine::validate() const {
           return fail("trigger index holds an order that is not pending");
       }
     }
-    pending += m.pending_orders;
+    pending += m.pending_orders + m.waiting_orders;
+  }
+  std::array<uint32_t, kMaxMarkets> waiting{};
+  for (const Account& acc : accounts_) {
+    for (uint32_t s = acc.order_head; s != kNoSlot; s = pool_[s].acct_next) {
+      const Order& o = pool_[s];
+      if (o.pending == kWaitingParent) ++waiting[o.market];
+      auto linked = [&](OrderIndex id) -> const Order* {
+        const uint32_t x = order_slot_.find(id, pool_);
+        return x == kNoSlot ? nullptr : &pool_[x];
+      };
+      if (o.sibling != 0) {
+        const Order* x = linked(o.sibling);
+        if (x == nullptr || x->sibling != o.order_index) return fail("OCO link not mutual");
+      }
+      if (o.pending == kWaitingParent && linked(o.parent) == nullptr)
+        return fail("a waiting child without its primary");
+    }
+  }
+  for (const Market& m : markets_) {
+    if (m.exists && waiting[m.id] != m.waiting_orders) return fail("waiting order count");
   }
   resting += pending;
   if (resting != pool_.live_count()) return fail("pool holds orders that no book has");

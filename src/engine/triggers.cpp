@@ -30,8 +30,12 @@ void Engine::link_pending(Market& m, Account& a, uint32_t slot) {
   a.order_head = slot;
   ++a.open_orders;
   ++a.position_or_add(m.id).open_orders;  // counts against max_orders_per_account
-  (fires_below(o.type, o.is_ask) ? m.triggers_below : m.triggers_above).insert(trigger_key(o));
-  ++m.pending_orders;
+  if (o.pending == kWaitingTrigger) {
+    (fires_below(o.type, o.is_ask) ? m.triggers_below : m.triggers_above).insert(trigger_key(o));
+    ++m.pending_orders;
+  } else {
+    ++m.waiting_orders;
+  }
   if (o.expiry_ms != 0) expiries_.push(slot);
   order_slot_.insert(o.order_index, slot);
   if (o.client_order_index != 0) coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, slot);
@@ -47,14 +51,19 @@ void Engine::unlink_pending(Market& m, Account& a, uint32_t slot) {
   o.acct_prev = o.acct_next = kNoSlot;
   --a.open_orders;
   --a.position(m.id)->open_orders;
-  (fires_below(o.type, o.is_ask) ? m.triggers_below : m.triggers_above).erase(trigger_key(o));
-  --m.pending_orders;
+  if (o.pending == kWaitingTrigger) {
+    (fires_below(o.type, o.is_ask) ? m.triggers_below : m.triggers_above).erase(trigger_key(o));
+    --m.pending_orders;
+  } else {
+    --m.waiting_orders;
+  }
   if (o.heap_pos != kNoSlot) expiries_.erase(slot);
   order_slot_.erase(o.order_index, pool_);
   if (o.client_order_index != 0) coi_slot_.erase(CoiKey{o.account, o.client_order_index});
 }
 
-OrderIndex Engine::place_trigger(Ctx& c, Account& a, Market& m, const CreateOrderTx& tx) {
+OrderIndex Engine::place_trigger(Ctx& c, Account& a, Market& m, const CreateOrderTx& tx,
+                                 uint8_t pending, OrderIndex parent) {
   const uint32_t slot = pool_.alloc();
   Order& o = pool_[slot];
   o.order_index = next_order_index_++;
@@ -71,11 +80,14 @@ OrderIndex Engine::place_trigger(Ctx& c, Account& a, Market& m, const CreateOrde
   o.tif = tx.tif;
   o.reduce_only = tx.reduce_only;
   o.stp = tx.stp;
-  o.pending = 1;
+  o.pending = pending;
   o.trigger_price = tx.trigger_price;
+  o.parent = parent;
+  o.child = o.sibling = 0;
   link_pending(m, a, slot);
   emit_order(c, UpdateType::kOrderAdded, o);
-  if (reached(o, m.mark_price)) c.triggered.push_back(o.order_index);  // fires this tx
+  if (pending == kWaitingTrigger && reached(o, m.mark_price))
+    c.triggered.push_back(o.order_index);  // fires this tx
   return o.order_index;
 }
 
@@ -83,6 +95,7 @@ void Engine::remove_pending(Ctx& c, uint32_t slot, RemoveReason why) {
   Order& o = pool_[slot];
   unlink_pending(markets_[o.market], accounts_[o.account_slot], slot);
   emit_order(c, UpdateType::kOrderRemoved, o, why);
+  order_gone(c, slot, why);
   pool_.release(slot);
 }
 
@@ -102,6 +115,11 @@ void Engine::fire_trigger(Ctx& c, uint32_t slot) {
   unlink_pending(m, a, slot);
   emit_order(c, UpdateType::kOrderRemoved, o, RemoveReason::kTriggered);
   o.pending = 0;
+  if (o.sibling != 0) {  // OCO: the other order of the pair goes
+    const OrderIndex other = o.sibling;
+    o.sibling = 0;
+    cancel_linked(c, other, RemoveReason::kOco);
+  }
   if (check_market_status(m.status(), o.tif, o.reduce_only) != Reject::kOk) {
     finish_taker(c, slot, RemoveReason::kMarketHalted);
     return;
@@ -147,6 +165,7 @@ Reject Engine::modify_pending(const Tx& tx, Ctx& c, uint32_t slot) {
   const ModifyOrderTx& x = tx.modify;
   Order& o = pool_[slot];
   Market& m = markets_[o.market];
+  if (o.pending != kWaitingTrigger) return Reject::kInvalidTrigger;  // waits for its primary
   if (x.trigger_price <= 0 || x.trigger_price > kMaxPriceTicks) return Reject::kInvalidTrigger;
   if (x.base_amount < 0 || x.base_amount > kMaxBaseAmount || (x.base_amount == 0 && !o.reduce_only))
     return Reject::kInvalidBaseAmount;
@@ -164,6 +183,21 @@ Reject Engine::modify_pending(const Tx& tx, Ctx& c, uint32_t slot) {
   emit_order(c, UpdateType::kOrderAdded, o);
   if (reached(o, m.mark_price)) c.triggered.push_back(o.order_index);
   return Reject::kOk;
+}
+
+// A grouped child whose primary is done starts waiting for its trigger.
+void Engine::arm_child(Ctx& c, OrderIndex id) {
+  const uint32_t slot = order_slot_.find(id, pool_);
+  if (slot == kNoSlot || pool_[slot].pending != kWaitingParent) return;
+  Order& o = pool_[slot];
+  Market& m = markets_[o.market];
+  Account& a = accounts_[o.account_slot];
+  unlink_pending(m, a, slot);
+  emit_order(c, UpdateType::kOrderRemoved, o, RemoveReason::kArmed);
+  o.pending = kWaitingTrigger;
+  link_pending(m, a, slot);
+  emit_order(c, UpdateType::kOrderAdded, o);
+  if (reached(o, m.mark_price)) c.triggered.push_back(o.order_index);
 }
 
 }  // namespace tachyon

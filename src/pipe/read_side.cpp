@@ -524,7 +524,8 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
       u.order = OrderUpdate{
           o.order_index, o.client_order_index,  o.account,     o.price,   o.remaining,
           o.initial,     o.expiry_ms,           o.market,      o.is_ask,  o.type,
-          o.tif,         RemoveReason::kFilled, o.reduce_only, o.pending, o.trigger_price};
+          o.tif,         RemoveReason::kFilled, o.reduce_only, o.pending, o.trigger_price,
+          o.parent};
       apply(u);
     }
   }

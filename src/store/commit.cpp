@@ -86,7 +86,7 @@ Hash32 market_leaf(const Engine& e, MarketId id) {
             .pod(o.account)
             .pod(o.remaining)
             .pod(o.initial);
-        b.pod(o.expiry_ms).pod(o.type).pod(o.tif).pod(o.reduce_only).pod(o.stp);
+        b.pod(o.expiry_ms).pod(o.type).pod(o.tif).pod(o.reduce_only).pod(o.stp).pod(o.child);
       }
     }
   }

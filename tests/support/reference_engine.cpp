@@ -36,6 +36,7 @@ Ticks ReferenceEngine::best(MarketId m, bool is_ask) const {
 
 TxResult ReferenceEngine::execute(const Tx& tx, std::vector<RefFill>& fills) {
   now_ms_ = tx.h.time_ns / 1'000'000;
+  adl_.clear();
   // Expire every order whose time has come, before anything else.
   std::vector<OrderIndex> expired;
   for (auto& [id, o] : orders_)

@@ -106,6 +106,8 @@ class ReferenceEngine {
   void liquidate_full(AccountIndex ai, std::vector<RefFill>& fills);
   void move(AccountIndex from, AccountIndex to, MarketId mid, Lots from_delta, Ticks px,
             std::vector<RefFill>& fills);
+  // ADL rankings of the current tx by market x side: accounts in rank order, and the next one.
+  std::map<int, std::pair<std::vector<AccountIndex>, size_t>> adl_;
   OrderIndex liq_order_ = 0;  // the liquidation IOC being matched, and its zero price
   Ticks liq_zp_ = 0;
 

@@ -141,34 +141,55 @@ void ReferenceEngine::liquidate_full(AccountIndex ai, std::vector<RefFill>& fill
         continue;
       }
     }
-    // ADL: every opposite position, by PnL ratio x leverage (losers by ratio / leverage).
-    struct Cand {
-      __int128 score;
-      AccountIndex index;
+    // ADL: opposite positions by PnL ratio x leverage (losers by ratio / leverage), ranked once
+    // per tx and side (at the first deleverage), ranked again only when that list runs out.
+    const bool longs = size < 0;
+    auto rank = [&] {
+      struct Cand {
+        __int128 score;
+        AccountIndex index;
+      };
+      std::vector<Cand> cands;
+      for (auto& [oi, o] : accs_) {
+        auto it = o.pos.find(mid);
+        if (it == o.pos.end() || it->second.size == 0 || (it->second.size > 0) != longs) continue;
+        const __int128 value = static_cast<__int128>(it->second.size) * m.mark * m.mult;
+        const __int128 ratio =
+            (value - it->second.entry) * 1'000'000 / std::max<__int128>(iabs(it->second.entry), 1);
+        __int128 otav, oimr, plain;
+        margin(oi, 0, 0, 0, otav, oimr, plain);
+        const __int128 lev = iabs(value) * 10'000 / std::max<__int128>(otav, 1);
+        cands.push_back(
+            {ratio >= 0 ? ratio * lev : ratio * 10'000 / std::max<__int128>(lev, 1), oi});
+      }
+      std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
+        return x.score != y.score ? x.score > y.score : x.index < y.index;
+      });
+      std::vector<AccountIndex> order;
+      for (const Cand& c : cands) order.push_back(c.index);
+      return order;
     };
-    std::vector<Cand> cands;
-    for (auto& [oi, o] : accs_) {
-      if (oi == ai) continue;
-      auto it = o.pos.find(mid);
-      if (it == o.pos.end() || it->second.size == 0 || (it->second.size > 0) == (size > 0))
-        continue;
-      const __int128 value = static_cast<__int128>(it->second.size) * m.mark * m.mult;
-      const __int128 ratio =
-          (value - it->second.entry) * 1'000'000 / std::max<__int128>(iabs(it->second.entry), 1);
-      __int128 otav, oimr, plain;
-      margin(oi, 0, 0, 0, otav, oimr, plain);
-      const __int128 lev = iabs(value) * 10'000 / std::max<__int128>(otav, 1);
-      cands.push_back({ratio >= 0 ? ratio * lev : ratio * 10'000 / std::max<__int128>(lev, 1), oi});
-    }
-    std::sort(cands.begin(), cands.end(), [](const Cand& x, const Cand& y) {
-      return x.score != y.score ? x.score > y.score : x.index < y.index;
-    });
+    auto [it, fresh] = adl_.try_emplace(mid * 2 + (longs ? 1 : 0));
+    auto& [order_list, next] = it->second;
+    if (fresh) order_list = rank();
     Lots left = size > 0 ? size : -size;
-    for (const Cand& c : cands) {
-      if (left == 0) break;
-      const Lots theirs = accs_.at(c.index).pos.at(mid).size;
+    bool reranked = false;
+    while (left > 0) {
+      if (next == order_list.size()) {
+        if (reranked) break;
+        order_list = rank();
+        next = 0;
+        reranked = true;
+        continue;
+      }
+      const AccountIndex ci = order_list[next];
+      const Lots theirs = accs_.at(ci).pos[mid].size;
+      if (ci == ai || theirs == 0 || (theirs > 0) != longs) {
+        ++next;
+        continue;
+      }
       const Lots q = std::min(left, theirs > 0 ? theirs : -theirs);
-      move(ai, c.index, mid, size > 0 ? -q : q, zp, fills);
+      move(ai, ci, mid, size > 0 ? -q : q, zp, fills);
       left -= q;
     }
   }

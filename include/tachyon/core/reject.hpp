@@ -61,6 +61,7 @@ enum class Reject : uint16_t {
   kFarFromMark = 21734,
   kNotEnoughMargin = 21739,
   kUnsupportedCancelAllMode = 21740,
+  kInvalidGrouping = 21741,  // grouped orders: wrong grouping, count, types, sides or markets
 };
 
 constexpr uint32_t reject_code(Reject r) { return static_cast<uint32_t>(r); }

@@ -103,6 +103,16 @@ class Engine {
   Reject transfer(const Tx& tx, Ctx& c);
   Reject withdraw(const Tx& tx, Ctx& c);
   Reject create_order(const Tx& tx, Ctx& c, OrderIndex& out);
+  Reject create_grouped(const Tx& tx, Ctx& c, OrderIndex& out);
+  Reject check_new_order(const Account& a, const CreateOrderTx& o, int64_t now_ms,
+                         uint32_t extra_slots, Lots& size) const;
+  uint32_t start_order(Account& a, const CreateOrderTx& o, Lots size);
+  void run_order(Ctx& c, Market& m, Account& a, uint32_t slot);
+  // Grouped orders: what happens to an order's group when it leaves (engine/grouped.cpp).
+  void order_gone(Ctx& c, uint32_t slot, RemoveReason why);
+  void cancel_linked(Ctx& c, OrderIndex id, RemoveReason why);
+  void arm_child(Ctx& c, OrderIndex id);
+  void cancel_account_orders(Ctx& c, uint32_t account_slot, MarketId only, RemoveReason why);
   Reject cancel_order(const Tx& tx, Ctx& c, OrderIndex& out);
   Reject cancel_all(const Tx& tx, Ctx& c);
   Reject modify_order(const Tx& tx, Ctx& c, OrderIndex& out);
@@ -128,12 +138,14 @@ class Engine {
   void liquidate_full(Ctx& c, uint32_t slot);
   bool takeover(Ctx& c, Market& m, uint32_t slot, Ticks zp);
   void deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp);
+  std::vector<std::pair<uint32_t, AccountIndex>> adl_ranking(const Market& m, bool longs) const;
   void move_position(Ctx& c, Market& m, Account& from, Account& to, Lots from_delta, Ticks price,
                      TradeKind kind);
   Ticks zero_price(const Market& m, const Position& p, const MarginInfo& mi) const;
   void rebuild_risk_indexes();
   // trigger orders (engine/triggers.cpp)
-  OrderIndex place_trigger(Ctx& c, Account& a, Market& m, const CreateOrderTx& o);
+  OrderIndex place_trigger(Ctx& c, Account& a, Market& m, const CreateOrderTx& o,
+                           uint8_t pending = kWaitingTrigger, OrderIndex parent = 0);
   void link_pending(Market& m, Account& a, uint32_t slot);
   void unlink_pending(Market& m, Account& a, uint32_t slot);
   void remove_pending(Ctx& c, uint32_t slot, RemoveReason why);

@@ -47,7 +47,8 @@ struct Market {
   // fires when the mark falls to the trigger (keyed by −trigger: highest first), `above` when it
   // rises to it.
   absl::btree_set<std::pair<Ticks, OrderIndex>> triggers_below, triggers_above;
-  uint32_t pending_orders = 0;
+  uint32_t pending_orders = 0;  // in the trigger index
+  uint32_t waiting_orders = 0;  // grouped children waiting for their primary
   absl::btree_set<std::pair<int64_t, uint32_t>> risk_index;
   int64_t drift = 0;
   // What the last kMarkPrice update said (derived, not state: outside the hash and snapshots).

@@ -32,10 +32,17 @@ struct Order {
   uint8_t reduce_only;
   StpMode stp;
   uint8_t live;
-  uint8_t pending;      // a stop-loss / take-profit waiting for its trigger: not in the book
+  // Not in the book: 1 a stop-loss / take-profit waiting for its trigger, 2 a grouped order's
+  // child waiting for its primary (kWaitingParent).
+  uint8_t pending;
   Ticks trigger_price;  // 0 = none
+  // Grouped orders (order indices, 0 = none): a primary's first child, a child's primary, the
+  // other order of an OCO pair.
+  OrderIndex child, parent, sibling;
 };
-static_assert(sizeof(Order) == 96);
+static_assert(sizeof(Order) == 120);
+inline constexpr uint8_t kWaitingTrigger = 1;
+inline constexpr uint8_t kWaitingParent = 2;
 
 inline bool is_trigger_type(OrderType t) {
   return t == OrderType::kStopLoss || t == OrderType::kStopLossLimit ||

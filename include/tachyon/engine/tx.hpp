@@ -24,6 +24,7 @@ enum class TxType : uint8_t {
   kCancelAllOrders = 16,
   kModifyOrder = 17,
   kUpdateLeverage = 20,
+  kCreateGroupedOrders = 28,
   kSetIndexPrice = 60,    // operator: oracle index price
   kFundingTick = 61,      // internal (the server's clock): premium sample, payment when due
   kSetMarketStatus = 62,  // operator: halt / resume / post-only / reduce-only by hand
@@ -171,6 +172,20 @@ struct CreateOrderTx {
   int64_t order_expiry_ms;  // 0 for IOC
 };
 
+// Grouped orders (Lighter tx 28), one market:
+//   OTO: a primary order and one trigger child that waits until the primary is done;
+//   OCO: two trigger orders on the same side: when one fires or is canceled, the other is canceled;
+//   OTOCO: a primary and an OCO pair of trigger children that wait for it.
+// A child waits until its primary has left the book (filled, or canceled after a fill); a primary
+// that leaves without any fill cancels its children (canceled-child).
+enum class Grouping : uint8_t { kOto = 1, kOco = 2, kOtoco = 3 };
+
+struct CreateGroupedOrdersTx {
+  Grouping grouping;
+  uint8_t count;  // 2 (OTO, OCO) or 3 (OTOCO)
+  CreateOrderTx orders[3];
+};
+
 struct CancelOrderTx {
   MarketId market;
   uint64_t index;  // >= 2^48: order index, else client order index
@@ -221,6 +236,7 @@ struct Tx {
     CancelAllOrdersTx cancel_all;
     ModifyOrderTx modify;
     UpdateLeverageTx leverage;
+    CreateGroupedOrdersTx grouped;
   };
   // Zeroed whole, padding included, so equal txs are equal bytes (codec, signatures).
   Tx() { std::memset(static_cast<void*>(this), 0, sizeof(*this)); }

@@ -45,6 +45,9 @@ enum class RemoveReason : uint8_t {
   kScheduledCancelAll = 12,  // the dead man's switch fired
   kTriggered = 13,           // a pending trigger order fired (it comes back as a live order)
   kMarginNotAllowed = 14,    // canceled-margin-not-allowed: a triggered order without margin
+  kChild = 15,               // canceled-child: its primary left without a fill
+  kOco = 16,                 // canceled-oco: the other order of its OCO pair fired or went
+  kArmed = 17,               // a grouped child whose primary is done: it now waits for its trigger
 };
 
 enum class BalanceReason : uint8_t {
@@ -93,8 +96,9 @@ struct OrderUpdate {
   TimeInForce tif;
   RemoveReason reason;  // kOrderRemoved only
   uint8_t reduce_only;
-  uint8_t pending;      // a trigger order waiting for the mark: not in the book
+  uint8_t pending;      // 1 waits for the mark, 2 for its primary (grouped): not in the book
   Ticks trigger_price;  // 0 = none
+  OrderIndex parent;    // a grouped child's primary, 0 = none
 };
 
 struct TradeUpdate {
