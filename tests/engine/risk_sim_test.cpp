@@ -186,6 +186,35 @@ SimResult run_sim(uint64_t seed, int64_t txs) {
       tx.order.trigger_price = trig;
       tx.order.reduce_only = 1;
       tx.order.order_expiry_ms = b.now_ms() + rng.range(10'000, 600'000);
+      if (rng.chance(30)) {  // or an OTOCO: a limit order with a stop-loss and a take-profit
+        const bool buy = rng.chance(50);
+        const CreateOrderTx protect = tx.order;
+        Tx g = b.user(TxType::kCreateGroupedOrders, a, nonce(a));
+        g.grouped.grouping = Grouping::kOtoco;
+        g.grouped.count = 3;
+        CreateOrderTx& p0 = g.grouped.orders[0];
+        p0 = protect;
+        p0.type = OrderType::kLimit;
+        p0.trigger_price = 0;
+        p0.reduce_only = 0;
+        p0.is_ask = !buy;
+        p0.tif = TimeInForce::kGoodTillTime;
+        p0.price = buy ? mark + tick(m) * rng.range(-5, 5) : mark - tick(m) * rng.range(-5, 5);
+        p0.base_amount = rng.range(10, 2'000);
+        for (int k = 1; k <= 2; ++k) {
+          CreateOrderTx& ch = g.grouped.orders[k];
+          ch = protect;
+          ch.is_ask = buy;
+          const bool sl = k == 1;
+          ch.type = sl ? OrderType::kStopLoss : OrderType::kTakeProfit;
+          ch.tif = TimeInForce::kIoc;
+          ch.base_amount = 0;
+          ch.trigger_price = std::max<Ticks>(
+              1, mark + ((sl == buy) ? -1 : 1) * mark * rng.range(50, 400) / 10'000);
+          ch.price = buy ? ch.trigger_price * 97 / 100 : ch.trigger_price * 103 / 100;
+        }
+        tx = g;
+      }
     } else if (roll < 600) {  // somebody closes (reduce-only market order)
       const AccountIndex a = kFirst + static_cast<AccountIndex>(rng.below(kAccounts));
       const Position* p = e.account(a)->position(m);

@@ -74,7 +74,7 @@ TEST_F(TriggerTest, a_stop_loss_waits_outside_the_book_and_sells_when_the_mark_f
   const auto trades = sink.trades();
   ASSERT_EQ(trades.size(), 1u);
   EXPECT_EQ(trades[0].taker_order, r.order_index);  // the same order index, now live
-  EXPECT_EQ(trades[0].price, 280'000);  // within the 5% protection from the mark
+  EXPECT_EQ(trades[0].price, 280'000);              // within the 5% protection from the mark
   EXPECT_EQ(trades[0].size, kOne);
   EXPECT_EQ(pos_size(kTrader), 0);
   EXPECT_EQ(engine.market(0)->pending_orders, 0u);
@@ -198,6 +198,154 @@ TEST_F(TriggerTest, waiting_orders_survive_a_snapshot_and_fire_the_same_way) {
   ASSERT_TRUE(copy.execute(move, other).ok());
   EXPECT_EQ(copy.state_hash(), engine.state_hash());
   EXPECT_EQ(pos_size(kTrader), kOne);  // the stop fired, the take-profit waits
+}
+
+// ---- grouped orders (tx 28) ----
+
+Tx grouped(TxBuilder& b, AccountIndex a, int64_t nonce, Grouping g,
+           std::initializer_list<CreateOrderTx> orders) {
+  Tx tx = b.user(TxType::kCreateGroupedOrders, a, nonce);
+  tx.grouped.grouping = g;
+  tx.grouped.count = static_cast<uint8_t>(orders.size());
+  int i = 0;
+  for (const CreateOrderTx& o : orders) tx.grouped.orders[i++] = o;
+  return tx;
+}
+
+class GroupedTest : public TriggerTest {
+ protected:
+  CreateOrderTx buy_limit(Ticks px, Lots size) {
+    return trigger(kTrader, OrderType::kLimit, false, 0, px, size, false).order;
+  }
+  CreateOrderTx child(OrderType type, Ticks trig, Ticks px) {
+    CreateOrderTx o = trigger(kTrader, type, true, trig, px, 0).order;
+    return o;
+  }
+  void SetUp() override {
+    TriggerTest::SetUp();
+    ASSERT_TRUE(run(b.cancel(kMaker, N(kMaker), 0, kFirstOrderIndex)).ok());  // 2990.00 bid
+  }
+};
+
+TEST_F(GroupedTest, oto_children_wait_for_the_primary_and_are_armed_when_it_fills) {
+  CreateOrderTx primary = buy_limit(300'000, kOne);
+  primary.order_expiry_ms = b.now_ms() + 3'600'000;
+  primary.type = OrderType::kLimit;
+  primary.trigger_price = 0;
+  const TxResult r = run(grouped(b, kTrader, N(kTrader), Grouping::kOtoco,
+                                 {primary, child(OrderType::kStopLoss, 290'000, 270'000),
+                                  child(OrderType::kTakeProfitLimit, 310'000, 310'000)}));
+  ASSERT_TRUE(r.ok()) << reject_message(r.reject);
+  // the primary rests at 3000.00 (below the 3010.00 ask); the children wait for it
+  EXPECT_EQ(level_price(false, 0), 300'000);
+  const Order* sl = engine.order(r.order_index + 1);
+  const Order* tp = engine.order(r.order_index + 2);
+  ASSERT_NE(sl, nullptr);
+  ASSERT_NE(tp, nullptr);
+  EXPECT_EQ(sl->pending, kWaitingParent);
+  EXPECT_EQ(sl->parent, r.order_index);
+  EXPECT_EQ(sl->sibling, r.order_index + 2);
+  EXPECT_EQ(engine.market(0)->waiting_orders, 2u);
+  // the maker sells into the primary: it fills, both children now wait for their triggers
+  ASSERT_TRUE(run(b.limit(kMaker, N(kMaker), 0, true, 300'000, kOne, TimeInForce::kIoc)).ok());
+  EXPECT_EQ(pos_size(kTrader), kOne);
+  EXPECT_EQ(engine.order(r.order_index + 1)->pending, kWaitingTrigger);
+  EXPECT_EQ(engine.market(0)->pending_orders, 2u);
+  EXPECT_EQ(engine.market(0)->waiting_orders, 0u);
+  // the stop fires (mark 2890.00), the take-profit is canceled with it (OCO)
+  sink.clear();
+  index(289'000);
+  EXPECT_EQ(pos_size(kTrader), 0);
+  EXPECT_TRUE(removed_as(r.order_index + 1, RemoveReason::kTriggered));
+  EXPECT_TRUE(removed_as(r.order_index + 2, RemoveReason::kOco));
+  EXPECT_EQ(engine.market(0)->pending_orders, 0u);
+}
+
+TEST_F(GroupedTest, a_primary_canceled_without_a_fill_cancels_its_children) {
+  const TxResult r =
+      run(grouped(b, kTrader, N(kTrader), Grouping::kOto,
+                  {buy_limit(295'000, kOne), child(OrderType::kStopLoss, 290'000, 270'000)}));
+  ASSERT_TRUE(r.ok()) << reject_message(r.reject);
+  sink.clear();
+  ASSERT_TRUE(run(b.cancel(kTrader, N(kTrader), 0, r.order_index)).ok());
+  EXPECT_TRUE(removed_as(r.order_index + 1, RemoveReason::kChild));
+  EXPECT_EQ(engine.order(r.order_index + 1), nullptr);
+  EXPECT_EQ(engine.market(0)->waiting_orders, 0u);
+  // a primary that fills at once (IOC through the ask) arms its child in the same tx
+  CreateOrderTx ioc = buy_limit(301'000, kOne);
+  ioc.tif = TimeInForce::kIoc;
+  ioc.order_expiry_ms = 0;
+  const TxResult f = run(grouped(b, kTrader, N(kTrader), Grouping::kOto,
+                                 {ioc, child(OrderType::kStopLoss, 290'000, 270'000)}));
+  ASSERT_TRUE(f.ok()) << reject_message(f.reject);
+  EXPECT_EQ(pos_size(kTrader), kOne);
+  ASSERT_NE(engine.order(f.order_index + 1), nullptr);
+  EXPECT_EQ(engine.order(f.order_index + 1)->pending, kWaitingTrigger);
+}
+
+TEST_F(GroupedTest, an_oco_pair_cancels_the_other_when_one_is_canceled_or_fires) {
+  go_long(kOne);
+  const TxResult r = run(grouped(b, kTrader, N(kTrader), Grouping::kOco,
+                                 {child(OrderType::kStopLoss, 290'000, 270'000),
+                                  child(OrderType::kTakeProfit, 310'000, 300'000)}));
+  ASSERT_TRUE(r.ok()) << reject_message(r.reject);
+  EXPECT_EQ(engine.market(0)->pending_orders, 2u);
+  ASSERT_TRUE(run(b.cancel(kTrader, N(kTrader), 0, r.order_index + 1)).ok());
+  EXPECT_TRUE(removed_as(r.order_index, RemoveReason::kOco));
+  EXPECT_EQ(engine.market(0)->pending_orders, 0u);
+}
+
+TEST_F(GroupedTest, malformed_groups_are_refused_and_change_nothing) {
+  const CreateOrderTx sl = child(OrderType::kStopLoss, 290'000, 270'000);
+  const CreateOrderTx tp = child(OrderType::kTakeProfit, 310'000, 300'000);
+  CreateOrderTx other_market = tp;
+  other_market.market = 1;
+  CreateOrderTx not_reduce_only = sl;
+  not_reduce_only.reduce_only = 0;
+  CreateOrderTx same_side = sl;
+  same_side.is_ask = 0;
+  const uint64_t before = engine.state_hash();
+  struct Case {
+    const char* what;
+    Tx tx;
+  };
+  const Case cases[] = {
+      {"grouping 4", grouped(b, kTrader, N(kTrader), static_cast<Grouping>(4), {sl, tp})},
+      {"OCO of three", grouped(b, kTrader, N(kTrader), Grouping::kOco, {sl, tp, sl})},
+      {"OCO of two stop-losses", grouped(b, kTrader, N(kTrader), Grouping::kOco, {sl, sl})},
+      {"OCO across markets", grouped(b, kTrader, N(kTrader), Grouping::kOco, {sl, other_market})},
+      {"OTO whose primary is a trigger", grouped(b, kTrader, N(kTrader), Grouping::kOto, {sl, tp})},
+      {"a child that is not reduce-only", grouped(b, kTrader, N(kTrader), Grouping::kOto,
+                                                  {buy_limit(295'000, kOne), not_reduce_only})},
+      {"a child on the primary's side",
+       grouped(b, kTrader, N(kTrader), Grouping::kOto, {buy_limit(295'000, kOne), same_side})},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(run(c.tx).reject, Reject::kInvalidGrouping) << c.what;
+    EXPECT_EQ(engine.state_hash(), before) << c.what;
+  }
+}
+
+TEST_F(GroupedTest, groups_survive_a_snapshot) {
+  const TxResult r =
+      run(grouped(b, kTrader, N(kTrader), Grouping::kOtoco,
+                  {buy_limit(295'000, kOne), child(OrderType::kStopLoss, 290'000, 270'000),
+                   child(OrderType::kTakeProfit, 310'000, 300'000)}));
+  ASSERT_TRUE(r.ok()) << reject_message(r.reject);
+  VectorSink out;
+  engine.save(out);
+  Engine copy(small_config());
+  ByteSource in(out.bytes.data(), out.bytes.size());
+  ASSERT_TRUE(copy.load(in).ok());
+  EXPECT_EQ(copy.state_hash(), engine.state_hash());
+  EXPECT_EQ(copy.validate(), "");
+  // the same fill arms the same children in both
+  const Tx sell = b.limit(kMaker, N(kMaker), 0, true, 295'000, kOne, TimeInForce::kIoc);
+  ASSERT_TRUE(run(sell).ok());
+  RecordingSink other;
+  ASSERT_TRUE(copy.execute(sell, other).ok());
+  EXPECT_EQ(copy.state_hash(), engine.state_hash());
+  EXPECT_EQ(copy.order(r.order_index + 1)->pending, kWaitingTrigger);
 }
 
 }  // namespace
