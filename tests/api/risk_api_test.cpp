@@ -168,5 +168,48 @@ TEST(RiskApi, a_liquidation_shows_in_liquidation_trades) {
   EXPECT_EQ(s.stop(), 0) << s.log();
 }
 
+TEST(RiskApi, an_otoco_group_over_rest_shows_its_waiting_children) {
+  Server s;
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader t(3);
+  ASSERT_EQ(s.deposit(t.account, 100'000'000'000, t.pk).status, 200);
+  Tx g;
+  g.h.type = TxType::kCreateGroupedOrders;
+  g.h.account = t.account;
+  g.h.nonce = t.nonce++;
+  g.grouped.grouping = Grouping::kOtoco;
+  g.grouped.count = 3;
+  g.grouped.orders[0] = t.order(0, false, 10'000, 295'000).order;  // buy 1 ETH at 2950.00
+  t.nonce--;  // order() counted a nonce the group does not use
+  for (int k = 1; k <= 2; ++k) {
+    CreateOrderTx& c = g.grouped.orders[k];
+    c = g.grouped.orders[0];
+    c.is_ask = 1;
+    c.reduce_only = 1;
+    c.base_amount = 0;
+    c.tif = TimeInForce::kIoc;
+    c.type = k == 1 ? OrderType::kStopLoss : OrderType::kTakeProfit;
+    c.trigger_price = k == 1 ? 280'000 : 320'000;
+    c.price = k == 1 ? 270'000 : 310'000;
+  }
+  const HttpResult r = s.send(g, t.sk);
+  ASSERT_EQ(field(r.body, "code"), "200") << r.body;
+  WsClient c(s.port());
+  c.recv();
+  const std::string tok = api::make_auth_token(now_ms() / 1000 + 600, 3, 0, 304, t.sk);
+  c.send(R"({"type":"subscribe","channel":"account_all_orders/3","auth":")" + tok + "\"}");
+  const std::string snap = c.recv_until("subscribed/account_all_orders");
+  EXPECT_NE(snap.find("\"trigger_status\":\"parent-order\""), std::string::npos) << snap;
+  EXPECT_NE(snap.find("\"type\":\"stop-loss\""), std::string::npos) << snap;
+  EXPECT_NE(snap.find("\"status\":\"pending\""), std::string::npos) << snap;
+  // a malformed group is refused with its code
+  g.h.nonce = t.nonce;
+  g.grouped.count = 2;  // OTOCO needs three
+  g.grouped.orders[2] = CreateOrderTx{};
+  const HttpResult bad = s.send(g, t.sk);
+  EXPECT_NE(bad.body.find("21741"), std::string::npos) << bad.body;
+  EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
 }  // namespace
 }  // namespace tachyon::testing
