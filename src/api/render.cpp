@@ -169,7 +169,8 @@ void write_trade(JsonWriter& w, const pipe::TradeRecord& r, const pipe::MarketVi
   w.key("usd_amount").dec(usd, kUsdc);
   w.kv_i("ask_id", taker_ask ? t.taker_order : t.maker_order);
   w.kv_i("bid_id", taker_ask ? t.maker_order : t.taker_order);
-  w.kv_i("ask_client_id", 0).kv_i("bid_client_id", 0);
+  w.kv_i("ask_client_id", taker_ask ? t.taker_client_order_index : t.maker_client_order_index);
+  w.kv_i("bid_client_id", taker_ask ? t.maker_client_order_index : t.taker_client_order_index);
   w.kv_i("ask_account_id", taker_ask ? t.taker : t.maker);
   w.kv_i("bid_account_id", taker_ask ? t.maker : t.taker);
   w.kv_b("is_maker_ask", !taker_ask);

@@ -232,6 +232,8 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(t.taker_is_ask);
       io.num(t.kind);
       io.pad(5);
+      io.num(t.maker_client_order_index);
+      io.num(t.taker_client_order_index);
       return true;
     }
     case UpdateType::kPosition: {
@@ -366,7 +368,7 @@ static_assert(tx_size(TxType::kDeposit) == 8 + 56 + 72);
 static_assert(tx_size(TxType::kCreateMarket) == 8 + 56 + 120);
 static_assert(tx_size(TxType::kUpdateMarket) == 8 + 56 + 112);
 static_assert(tx_size(TxType::kTransfer) == 8 + 56 + 64);
-static_assert(update_size(UpdateType::kTrade) == 8 + 8 + 80);
+static_assert(update_size(UpdateType::kTrade) == 8 + 8 + 96);
 static_assert(update_size(UpdateType::kOrderAdded) == 8 + 8 + 80);
 static_assert(tx_size(TxType::kCreateGroupedOrders) == 8 + 56 + 8 + 3 * 48);
 static_assert(tx_size(TxType::kCreateMarket) <= kMaxRecordSize);

@@ -210,7 +210,9 @@ void Engine::move_position(Ctx& c, Market& m, Account& from, Account& to, Lots f
                         0,
                         m.id,
                         static_cast<uint8_t>(!from_buys),
-                        kind};
+                        kind,
+                        0,
+                        0};
   c.sink.on_update(u);
   apply_fill(c, m, from, from_buys, q, price, 0);
   apply_fill(c, m, to, !from_buys, q, price, 0);

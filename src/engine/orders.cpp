@@ -225,7 +225,9 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
                         taker_fee,
                         m.id,
                         t.is_ask,
-                        liquidation ? TradeKind::kLiquidation : TradeKind::kTrade};
+                        liquidation ? TradeKind::kLiquidation : TradeKind::kTrade,
+                        mk.client_order_index,
+                        t.client_order_index};
   c.sink.on_update(u);
   apply_fill(c, m, taker, !t.is_ask, q, price, taker_fee);
   apply_fill(c, m, maker, !mk.is_ask, q, price, maker_fee);

@@ -181,17 +181,21 @@ TEST(Ws, a_trade_push_names_the_taker_tx) {
   Trader maker(9), taker(10);
   ASSERT_EQ(s.deposit(maker.account, 100'000'000'000, maker.pk).status, 200);
   ASSERT_EQ(s.deposit(taker.account, 100'000'000'000, taker.pk).status, 200);
-  ASSERT_EQ(s.send(maker.order(0, true, 1000, 301000), maker.sk).status, 200);
+  ASSERT_EQ(s.send(maker.order(0, true, 1000, 301000, TimeInForce::kGoodTillTime, 77), maker.sk)
+                .status,
+            200);
   WsClient c(s.port());
   c.send(R"({"type":"subscribe","channel":"trade/0"})");
   c.recv_until("subscribed/trade");
-  const Tx take = taker.order(0, false, 1000, 301000, TimeInForce::kIoc);
+  const Tx take = taker.order(0, false, 1000, 301000, TimeInForce::kIoc, 88);
   const HttpResult r = s.send(take, taker.sk);
   ASSERT_EQ(r.status, 200) << r.body;
   const std::string hash = api::tx_hash_hex(take, 304);
   EXPECT_NE(r.body.find(hash), std::string::npos) << r.body;
   const std::string push = c.recv_until("update/trade");
   EXPECT_NE(push.find("\"tx_hash\":\"" + hash + "\""), std::string::npos) << push;
+  // both sides' client order indices (the maker asked, the taker bid)
+  EXPECT_NE(push.find(R"("ask_client_id":77,"bid_client_id":88)"), std::string::npos) << push;
 }
 
 }  // namespace

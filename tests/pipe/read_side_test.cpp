@@ -191,7 +191,8 @@ StateUpdate market_update(MarketId m) {
 StateUpdate trade(MarketId m, uint64_t id, int64_t t_ms, Ticks px, Lots size,
                   AccountIndex taker = 8) {
   StateUpdate u(UpdateType::kTrade, t_ms * 1'000'000, StateUpdate::NoZero{});
-  u.trade = TradeUpdate{id, 0, 0, /*maker=*/7, taker, px, size, 0, 0, m, 0, TradeKind::kTrade};
+  u.trade =
+      TradeUpdate{id, 0, 0, /*maker=*/7, taker, px, size, 0, 0, m, 0, TradeKind::kTrade, 0, 0};
   return u;
 }
 using CandleRow = std::tuple<int64_t, Ticks, Ticks, Ticks, Ticks, Lots, Usdc, uint64_t>;

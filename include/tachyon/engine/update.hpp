@@ -114,6 +114,8 @@ struct TradeUpdate {
   MarketId market;
   uint8_t taker_is_ask;
   TradeKind kind;
+  uint64_t maker_client_order_index;  // 0 = none (and for takeovers and deleverages)
+  uint64_t taker_client_order_index;
 };
 
 struct PositionUpdate {
