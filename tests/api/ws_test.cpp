@@ -181,9 +181,9 @@ TEST(Ws, a_trade_push_names_the_taker_tx) {
   Trader maker(9), taker(10);
   ASSERT_EQ(s.deposit(maker.account, 100'000'000'000, maker.pk).status, 200);
   ASSERT_EQ(s.deposit(taker.account, 100'000'000'000, taker.pk).status, 200);
-  ASSERT_EQ(s.send(maker.order(0, true, 1000, 301000, TimeInForce::kGoodTillTime, 77), maker.sk)
-                .status,
-            200);
+  ASSERT_EQ(
+      s.send(maker.order(0, true, 1000, 301000, TimeInForce::kGoodTillTime, 77), maker.sk).status,
+      200);
   WsClient c(s.port());
   c.send(R"({"type":"subscribe","channel":"trade/0"})");
   c.recv_until("subscribed/trade");
