@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data + 2), size - 2);
   if ((data[0] & 1) == 0) {
-    static const int kTypes[] = {1, 8, 9, 12, 13, 14, 15, 16, 17, 20, 60, 99};
+    static const int kTypes[] = {1, 8, 9, 12, 13, 14, 15, 16, 17, 20, 28, 60, 61, 62, 99};
     const int type = kTypes[data[1] % (sizeof(kTypes) / sizeof(kTypes[0]))];
     api::SignedTx st;
     std::string err;

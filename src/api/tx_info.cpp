@@ -174,11 +174,14 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
     } else if (t == TxType::kCreateGroupedOrders) {
       auto& g = tx.grouped;
       if (k == "GroupingType") {
-        ok = set_int(v, g.grouping, 1, 3);
+        ok = set_int(v, g.grouping, 0, 255);  // the engine says which groupings exist
       } else if (k == "Orders") {
         sj::ondemand::array arr;
-        ok = !v.get_array().get(arr);
         g.count = 0;
+        if (v.get_array().get(arr)) {  // not an array: nothing to iterate (simdjson UB)
+          error = "Orders must be an array of orders";
+          return Reject::kInvalidTxInfo;
+        }
         for (auto item : arr) {
           sj::ondemand::object oo;
           if (!ok || g.count >= 3 || item.get_object().get(oo)) {
@@ -195,6 +198,7 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
               break;
             }
           }
+          if (!ok) break;  // never iterate on past an error
         }
       }
     } else if (t == TxType::kCancelOrder) {

@@ -202,7 +202,12 @@ TEST(RiskApi, an_otoco_group_over_rest_shows_its_waiting_children) {
   EXPECT_NE(snap.find("\"trigger_status\":\"parent-order\""), std::string::npos) << snap;
   EXPECT_NE(snap.find("\"type\":\"stop-loss\""), std::string::npos) << snap;
   EXPECT_NE(snap.find("\"status\":\"pending\""), std::string::npos) << snap;
-  // a malformed group is refused with its code
+  // Orders that are not an array, and a malformed group, are refused with their codes
+  const HttpResult not_array =
+      http(s.port(), "POST", "/api/v1/sendTx",
+           "tx_type=28&tx_info=" + urlencode(R"({"AccountIndex":3,"ApiKeyIndex":0,"Orders":5})"));
+  EXPECT_NE(not_array.body.find("21501"), std::string::npos) << not_array.body;
+  EXPECT_NE(not_array.body.find("Orders must be an array"), std::string::npos) << not_array.body;
   g.h.nonce = t.nonce;
   g.grouped.count = 2;  // OTOCO needs three
   g.grouped.orders[2] = CreateOrderTx{};
