@@ -2,13 +2,16 @@
 // (newest snapshot + journal), regenerates the seeded tx stream up to the recovered seq and
 // checks it lands on the same state, then keeps feeding txs through engine + journal, printing
 // "ack <seq>" each time the journal makes txs durable (all txs <= seq). Snapshots are taken by
-// fork() every --snapshot-every txs. The crash tests kill it with SIGKILL at random points.
+// fork() every --snapshot-every txs. Blocks of --block-txs txs are committed by a committer thread
+// as in the server (--stall-committer-after B pauses it after block B, so it lags). The crash
+// tests kill it with SIGKILL at random points.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <memory>
 
 #include "support/random_stream.hpp"
+#include "tachyon/store/commit.hpp"
 #include "tachyon/store/journal.hpp"
 #include "tachyon/store/snapshot.hpp"
 
@@ -26,7 +29,11 @@ struct Options {
   int accounts = 12;
   int markets = 2;
   bool recover_only = false;
+  uint64_t block_txs = 100;
+  uint64_t stall_committer_after = 0;  // block number; 0 = never
 };
+
+constexpr uint32_t kFeedChainId = 1;
 
 testing::StreamConfig stream_config(const Options& o) {
   testing::StreamConfig sc;
@@ -93,23 +100,52 @@ int run(const Options& o) {
     std::fprintf(stderr, "journal: %s\n", s.message().c_str());
     return 2;
   }
+  std::unique_ptr<store::Committer> committer;
+  store::CommitterStart cs;
+  if (Status s =
+          store::open_committer(o.dir, EngineConfig{}, kFeedChainId, rep.last_seq, committer, cs);
+      !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return 2;
+  }
+  std::printf("committer at seq %llu, catching up %llu txs in %llu blocks, dropped %llu\n",
+              static_cast<unsigned long long>(cs.committed_seq),
+              static_cast<unsigned long long>(cs.catch_up_txs),
+              static_cast<unsigned long long>(cs.catch_up_blocks),
+              static_cast<unsigned long long>(cs.dropped_commits));
   journal->set_on_durable([](uint64_t seq) {
     std::printf("ack %llu\n", static_cast<unsigned long long>(seq));
     std::fflush(stdout);
   });
   store::ForkSnapshotter snapshotter;
   NullSink sink;
+  // As the server's sequencer: a new block after the recovered one; sealed every block_txs txs.
+  uint64_t block = engine->last_block() + 1, in_block = 0;
+  int64_t last_time = 0;
+  auto retire = [&] {
+    (void)store::retire_covered(*journal, o.dir, snapshotter.last_written(), 2,
+                                committer->last().last_seq);
+  };
   for (uint64_t seq = rep.last_seq + 1; seq <= o.txs; ++seq) {
-    const Tx tx = feed.next();
+    Tx tx = feed.next();
+    tx.h.block = block;
     const TxResult r = engine->execute(tx, sink);
     journal->append(tx);  // every sequenced tx, accepted or not: replay is then exact
+    committer->push(tx);
+    last_time = tx.h.time_ns;
+    if (++in_block == o.block_txs) {
+      committer->seal(block, last_time);
+      if (block == o.stall_committer_after) committer->set_paused(true);
+      ++block;
+      in_block = 0;
+    }
     feed.stream.on_result(tx, r);
     Status done;
     if (snapshotter.poll(done)) {  // the child finished: older journal segments may go
       if (!done.ok())
         std::fprintf(stderr, "%s\n", done.message().c_str());
       else
-        (void)store::retire_covered(*journal, o.dir, snapshotter.last_written(), 2);
+        retire();
     }
     if (o.snapshot_every != 0 && seq % o.snapshot_every == 0 && !snapshotter.busy()) {
       // A snapshot must never be ahead of the journal: it may only cover durable txs.
@@ -126,8 +162,10 @@ int run(const Options& o) {
     if (Status s = snapshotter.wait(); !s.ok())
       std::fprintf(stderr, "%s\n", s.message().c_str());
     else
-      (void)store::retire_covered(*journal, o.dir, snapshotter.last_written(), 2);
+      retire();
   }
+  if (in_block != 0) committer->seal(block, last_time);
+  committer->stop();  // drains: every block is committed
   journal->close();
   std::printf("done %llu %016llx\n", static_cast<unsigned long long>(o.txs),
               static_cast<unsigned long long>(engine->state_hash()));
@@ -148,6 +186,9 @@ int main(int argc, char** argv) {
   app.add_option("--accounts", o.accounts, "stream accounts");
   app.add_option("--markets", o.markets, "stream markets");
   app.add_flag("--recover-only", o.recover_only, "recover, print the state and exit");
+  app.add_option("--block-txs", o.block_txs, "txs per block")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--stall-committer-after", o.stall_committer_after,
+                 "pause the committer after this block (tests: a lagging committer)");
   CLI11_PARSE(app, argc, argv);
   return run(o);
 }

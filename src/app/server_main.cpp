@@ -34,6 +34,13 @@
 #include "tachyon/store/snapshot.hpp"
 #include "tx_index_file.hpp"
 
+// jemalloc's settings (read before the first allocation; ignored when jemalloc is not linked):
+// huge pages for its heaps too, so fork() copies few page-table entries and the sequencer's
+// pause for a copy-on-write snapshot stays short (docs/PERFORMANCE.md, "Snapshots at scale").
+extern "C" {
+const char* malloc_conf = "thp:always,metadata_thp:always";
+}
+
 using namespace tachyon;
 
 namespace {
@@ -199,20 +206,23 @@ int serve(const app::Config& c) {
     spdlog::critical("journal: {}", s.message());
     return 2;
   }
-  // The committer replays on a replica of its own: a second recovery of the same data dir.
-  std::unique_ptr<Engine> replica;
-  store::RecoveryReport rep2;
-  if (Status s = store::recover(c.data_dir, c.engine, replica, rep2);
-      !s.ok() || rep2.last_seq != rep.last_seq) {
-    spdlog::critical("committer replica: {}",
-                     s.ok() ? "diverged from the recovered state" : s.message());
-    return 2;
-  }
-  store::Committer committer(c.data_dir, std::move(replica), c.chain_id);
-  if (Status s = committer.start(); !s.ok()) {
+  // The committer replays on a replica of its own, rebuilt at its last commitment; if it lagged
+  // at a crash, it first commits the journal txs it had not reached.
+  std::unique_ptr<store::Committer> committer_owner;
+  store::CommitterStart cs;
+  if (Status s = store::open_committer(c.data_dir, c.engine, c.chain_id, rep.last_seq,
+                                       committer_owner, cs);
+      !s.ok()) {
     spdlog::critical("committer: {}", s.message());
     return 2;
   }
+  store::Committer& committer = *committer_owner;
+  if (cs.dropped_commits != 0)
+    spdlog::warn("blocks.log had {} commitments past the recovered journal; removed",
+                 cs.dropped_commits);
+  if (cs.catch_up_txs != 0)
+    spdlog::info("committer catching up from seq {}: {} txs in {} blocks", cs.committed_seq,
+                 cs.catch_up_txs, cs.catch_up_blocks);
 
   app::Observability obs(c);
   pipe::PipelineConfig pc;
@@ -373,7 +383,8 @@ int serve(const app::Config& c) {
       if (!done.ok()) {
         spdlog::error("{}", done.message());
       } else {
-        (void)store::retire_covered(*journal, c.data_dir, covered(), c.snapshot_keep);
+        (void)store::retire_covered(*journal, c.data_dir, covered(), c.snapshot_keep,
+                                    committer.last().last_seq);
         spdlog::info("snapshot at seq {} written", covered());
       }
     }
@@ -421,7 +432,8 @@ int serve(const app::Config& c) {
       spdlog::error("final snapshot failed: {}", s.message());
       return 4;
     }
-    (void)store::retire_covered(*journal, c.data_dir, info.seq, c.snapshot_keep);
+    (void)store::retire_covered(*journal, c.data_dir, info.seq, c.snapshot_keep,
+                                committer.last().last_seq);
     spdlog::info("final snapshot at seq {} ({} bytes)", info.seq, info.bytes);
   }
   (void)recovered_seq;

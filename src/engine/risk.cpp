@@ -334,7 +334,11 @@ void Engine::rebuild_risk_indexes() {
       track_holder(markets_[p.market], slot, p);
     }
   }
-  for (uint32_t slot = 0; slot < accounts_.size(); ++slot) reindex(slot, margin(accounts_[slot]));
+  for (uint32_t slot = 0; slot < accounts_.size(); ++slot) {
+    const auto& ps = accounts_[slot].positions;
+    if (std::any_of(ps.begin(), ps.end(), [](const Position& p) { return p.size != 0; }))
+      reindex(slot, margin(accounts_[slot]));  // a flat account is not indexed
+  }
 }
 
 }  // namespace tachyon

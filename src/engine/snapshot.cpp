@@ -1,6 +1,10 @@
 // Engine: full-state serialisation for snapshots. The order of books, levels, FIFOs, accounts
 // and each account's order list is kept, so a restored engine behaves exactly like the original.
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <string>
+#include <thread>
 
 #include "context.hpp"
 #include "tachyon/engine/engine.hpp"
@@ -169,7 +173,28 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   const uint64_t n_accounts = in.pod<uint64_t>();
   if (in.failed() || n_accounts > in.remaining() / 40) return bad("account count");
   accounts_.reserve(n_accounts);
+  // Fresh pages of the account array, then of the order pool, are faulted in from the back by a
+  // helper while this thread fills both from the front (huge_page_allocator.hpp). jthread's
+  // destructor stops and joins it, also on an early return.
+  std::atomic<size_t> accounts_filled{0}, orders_filled{0}, orders_bound{0};
+  std::jthread prefault;
+  if (n_accounts * sizeof(Account) >= (size_t{16} << 20) && pool_.capacity() > 0) {
+    const Order* pool = &pool_[0];
+    prefault = std::jthread([&, b = accounts_.data(), n = n_accounts, pool](std::stop_token st) {
+      prefault_from_back(b, b + n, accounts_filled);
+      // How many orders there can be is known once the accounts are read; a stop (early return)
+      // ends the wait too.
+      const std::stop_callback wake(st, [&] {
+        orders_bound.store(SIZE_MAX, std::memory_order_release);
+        orders_bound.notify_one();
+      });
+      orders_bound.wait(0, std::memory_order_acquire);
+      const size_t bound = orders_bound.load(std::memory_order_acquire);
+      if (bound != SIZE_MAX) prefault_from_back(pool, pool + bound, orders_filled);
+    });
+  }
   for (uint64_t i = 0; i < n_accounts && !in.failed(); ++i) {
+    if ((i & 4095) == 0) accounts_filled.store(i * sizeof(Account), std::memory_order_relaxed);
     Account& a = accounts_.emplace_back();
     a.index = in.pod<AccountIndex>();
     a.master = in.pod<AccountIndex>();
@@ -185,6 +210,11 @@ Status Engine::load(ByteSource& in, bool validate_after) {
     if (!account_slot_.emplace(a.index, static_cast<uint32_t>(i)).second)
       return bad("duplicate account");
   }
+  accounts_filled.store(n_accounts * sizeof(Account), std::memory_order_relaxed);
+  orders_bound.store(
+      std::max<size_t>(1, std::min<size_t>(pool_.capacity(), in.remaining() / sizeof(SavedOrder))),
+      std::memory_order_release);
+  orders_bound.notify_one();
   const uint32_t n_markets = in.pod<uint32_t>();
   if (n_markets > kMaxMarkets) return bad("market count");
   for (uint32_t i = 0; i < n_markets && !in.failed(); ++i) {
@@ -221,14 +251,27 @@ Status Engine::load(ByteSource& in, bool validate_after) {
       for (uint32_t l = 0; l < levels && !in.failed(); ++l) {
         const uint32_t count = in.pod<uint32_t>();
         if (count == 0 || count > in.remaining() / sizeof(SavedOrder)) return bad("level size");
+        // In batches, the accounts' hash buckets prefetched first: these lookups are random
+        // and each would otherwise miss cache in turn.
+        std::array<SavedOrder, 16> batch;
         for (uint32_t k = 0; k < count; ++k) {
-          const SavedOrder so = in.pod<SavedOrder>();
+          const uint32_t at = k % batch.size();
+          if (at == 0) {
+            const uint32_t n = std::min<uint32_t>(count - k, batch.size());
+            for (uint32_t j = 0; j < n; ++j) {
+              batch[j] = in.pod<SavedOrder>();
+              account_slot_.prefetch(batch[j].account);
+            }
+          }
+          const SavedOrder& so = batch[at];
           auto acct = account_slot_.find(so.account);
           if (in.failed() || acct == account_slot_.end() || so.market != id || so.is_ask != side ||
               so.remaining <= 0 || pool_.full() ||
               order_slot_.find(so.order_index, pool_) != kNoSlot)
             return bad("order");
           const uint32_t s = pool_.alloc();
+          if ((s & 4095) == 0)
+            orders_filled.store(size_t{s} * sizeof(Order), std::memory_order_relaxed);
           Order& o = pool_[s];
           o = from_saved(so, acct->second, 0, 0);
           m.book.add(pool_, s);

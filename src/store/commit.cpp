@@ -10,6 +10,8 @@
 #include "tachyon/codec/codec.hpp"
 #include "tachyon/core/crc32c.hpp"
 #include "tachyon/store/files.hpp"
+#include "tachyon/store/journal.hpp"
+#include "tachyon/store/snapshot.hpp"
 
 namespace tachyon::store {
 
@@ -304,8 +306,39 @@ Committer::Committer(std::string dir, std::unique_ptr<Engine> replica, uint32_t 
 
 Committer::~Committer() { stop(); }
 
-Status Committer::start() {
+Status Committer::start(uint64_t catch_up_through) {
   if (sodium_init() < 0) return Status::error("libsodium failed to initialise");
+  if (catch_up_through > replica_->last_seq()) {  // queued before any tx of the sequencer
+    uint64_t next = replica_->last_seq() + 1, block = 0;
+    int64_t block_time = 0;
+    JournalScan scan;
+    Status gap;
+    const Status s = replay_journal(
+        dir_, replica_->last_seq(),
+        [&](const Tx& tx) {
+          if (!gap.ok() || tx.h.seq > catch_up_through) return;
+          if (tx.h.seq != next) {
+            gap = Status::error("committer catch-up: journal expected seq " + std::to_string(next) +
+                                ", found " + std::to_string(tx.h.seq));
+            return;
+          }
+          if (block != 0 && tx.h.block != block)
+            queue_.push_back(Item{true, block, block_time, {}});
+          block = tx.h.block;
+          block_time = tx.h.time_ns;
+          queue_.push_back(Item{false, 0, 0, tx});
+          ++next;
+        },
+        scan, /*repair=*/false);
+    if (!s.ok()) return s;
+    if (!gap.ok()) return gap;
+    if (next != catch_up_through + 1)
+      return Status::error("committer catch-up: the journal ends at seq " +
+                           std::to_string(next - 1) + ", before seq " +
+                           std::to_string(catch_up_through));
+    if (block != 0) queue_.push_back(Item{true, block, block_time, {}});
+    for (const Item& it : queue_) ++(it.seal ? catch_up_blocks_ : catch_up_txs_);
+  }
   std::vector<BlockCommitment> prev;
   if (Status s = read_commitments(dir_, prev); !s.ok()) return s;
   if (!prev.empty()) last_ = prev.back();
@@ -449,6 +482,38 @@ void Committer::commit_block(uint64_t block, int64_t time_ns) {
   }
   std::lock_guard lk(mu_);
   last_ = c;
+}
+
+Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t chain_id,
+                      uint64_t recovered_seq, std::unique_ptr<Committer>& out,
+                      CommitterStart& report) {
+  report = CommitterStart{};
+  std::vector<BlockCommitment> prev;
+  if (Status s = read_commitments(dir, prev); !s.ok()) return s;
+  size_t keep = prev.size();
+  while (keep > 0 && prev[keep - 1].last_seq > recovered_seq) --keep;
+  if (keep < prev.size()) {  // records are fixed-size: cut blocks.log after the last kept one
+    report.dropped_commits = prev.size() - keep;
+    if (Status s = truncate_file(dir + "/blocks.log", keep * (8 + kCommitRecord)); !s.ok())
+      return s;
+    prev.resize(keep);
+  }
+  report.committed_seq = prev.empty() ? 0 : prev.back().last_seq;
+  std::unique_ptr<Engine> replica;
+  RecoveryReport rep;
+  if (Status s = recover(dir, cfg, replica, rep, {}, report.committed_seq); !s.ok())
+    return Status::error("committer replica: " + s.message());
+  if (rep.last_seq != report.committed_seq)
+    return Status::error("committer replica: the last commitment covers seq " +
+                         std::to_string(report.committed_seq) +
+                         ", but the snapshots and journal left rebuild " + "only seq " +
+                         std::to_string(rep.last_seq) + " (journal segments it needs are gone)");
+  auto c = std::make_unique<Committer>(dir, std::move(replica), chain_id);
+  if (Status s = c->start(recovered_seq); !s.ok()) return s;
+  report.catch_up_txs = c->catch_up_txs_;  // set before its thread started
+  report.catch_up_blocks = c->catch_up_blocks_;
+  out = std::move(c);
+  return Status();
 }
 
 }  // namespace tachyon::store

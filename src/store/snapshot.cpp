@@ -199,9 +199,10 @@ Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info)
   return Status();
 }
 
-Status prune_snapshots(const std::string& dir, size_t keep) {
+Status prune_snapshots(const std::string& dir, size_t keep, uint64_t also_keep) {
   const auto all = list_snapshots(dir);
   for (size_t i = keep; i < all.size(); ++i) {
+    if (also_keep != 0 && all[i].seq == also_keep) continue;
     if (Status s = remove_file(all[i].path); !s.ok()) return s;
   }
   return Status();
@@ -260,20 +261,35 @@ Status ForkSnapshotter::wait() {
   return reap(ws);
 }
 
-Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, size_t keep) {
-  if (Status s = journal.drop_segments_through(seq); !s.ok()) return s;
-  return prune_snapshots(dir, keep);
+Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, size_t keep,
+                      uint64_t committed_seq) {
+  if (committed_seq >= seq) {  // the committer is past the snapshot: the usual case
+    if (Status s = journal.drop_segments_through(seq); !s.ok()) return s;
+    return prune_snapshots(dir, keep);
+  }
+  uint64_t base = 0;  // the newest snapshot the committer could restart from (0: none)
+  for (const SnapshotInfo& s : list_snapshots(dir)) {
+    if (s.seq <= committed_seq) {
+      base = s.seq;
+      break;
+    }
+  }
+  if (base != 0) {
+    if (Status s = journal.drop_segments_through(base); !s.ok()) return s;
+  }
+  return prune_snapshots(dir, keep, base);
 }
 
 // ---- recovery ----
 
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
-               RecoveryReport& report, const ReplayedFn& replayed) {
+               RecoveryReport& report, const ReplayedFn& replayed, uint64_t until_seq) {
   const int64_t t0 = now_ns();
   report = RecoveryReport{};
   if (Status s = make_dirs(dir); !s.ok()) return s;
   std::unique_ptr<Engine> engine;
   for (const SnapshotInfo& cand : list_snapshots(dir)) {
+    if (cand.seq > until_seq) continue;
     auto e = std::make_unique<Engine>(cfg);
     SnapshotInfo info;
     if (Status s = load_snapshot(cand.path, *e, info); !s.ok()) {
@@ -292,7 +308,7 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
   Status s = replay_journal(
       dir, report.snapshot_seq,
       [&](const Tx& tx) {
-        if (!gap.ok()) return;
+        if (!gap.ok() || tx.h.seq > until_seq) return;
         if (tx.h.seq != next) {
           gap = Status::error("journal does not continue the snapshot: expected seq " +
                               std::to_string(next) + ", found " + std::to_string(tx.h.seq));

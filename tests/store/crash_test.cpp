@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "store/store_support.hpp"
 #include "support/child_process.hpp"
+#include "tachyon/store/commit.hpp"
 
 namespace tachyon::testing {
 namespace {
@@ -91,6 +93,178 @@ TEST(Crash, kill9_under_load_loses_no_acknowledged_tx_and_recovers_the_replayed_
     std::printf("crash %2d: %d kill(s), last acked seq %llu, recovered seq %llu\n", it, kills,
                 static_cast<unsigned long long>(acked), seq);
   }
+}
+
+// ---- a committer that lags at the crash ----
+
+std::vector<std::string> lagging_feed_args(const std::string& dir, uint64_t seed, uint64_t txs,
+                                           uint64_t snapshot_every, uint64_t segment_bytes,
+                                           uint64_t stall_after) {
+  auto a = feed_args(dir, seed, snapshot_every, segment_bytes);
+  for (size_t i = 0; i + 1 < a.size(); ++i) {
+    if (a[i] == "--txs") a[i + 1] = std::to_string(txs);
+  }
+  a.insert(a.end(), {"--block-txs", "50"});
+  if (stall_after != 0) a.insert(a.end(), {"--stall-committer-after", std::to_string(stall_after)});
+  return a;
+}
+
+struct FeedRun {
+  int status = -1;
+  unsigned long long committed_seq = 0, catch_up_txs = 0, catch_up_blocks = 0, dropped = 0,
+                     done_seq = 0;
+};
+
+// Runs the feed to its end (--txs), reading what its committer reported at start.
+FeedRun run_to_end(const std::vector<std::string>& args) {
+  Child c = spawn(args);
+  FeedRun r;
+  std::string line;
+  while (read_line(c, line, 60000)) {
+    (void)std::sscanf(line.c_str(),
+                      "committer at seq %llu, catching up %llu txs in %llu blocks, dropped %llu",
+                      &r.committed_seq, &r.catch_up_txs, &r.catch_up_blocks, &r.dropped);
+    (void)std::sscanf(line.c_str(), "done %llu", &r.done_seq);
+  }
+  r.status = finish(c, false);
+  return r;
+}
+
+// The reference: one uninterrupted pass over the whole journal of `dir` by a fresh committer
+// (in `scratch`), fed as the sequencer feeds it: push every tx, seal when the block changes.
+std::vector<store::BlockCommitment> commit_in_one_pass(const std::string& dir,
+                                                       const std::string& scratch) {
+  store::Committer c(scratch, std::make_unique<Engine>(EngineConfig{}), 1);
+  EXPECT_TRUE(c.start().ok());
+  uint64_t block = 0;
+  int64_t time = 0;
+  store::JournalScan scan;
+  const Status s = store::replay_journal(
+      dir, 0,
+      [&](const Tx& tx) {
+        if (block != 0 && tx.h.block != block) c.seal(block, time);
+        block = tx.h.block;
+        time = tx.h.time_ns;
+        c.push(tx);
+      },
+      scan, /*repair=*/false);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (block != 0) c.seal(block, time);
+  c.stop();
+  std::vector<store::BlockCommitment> out;
+  EXPECT_TRUE(store::read_commitments(scratch, out).ok());
+  return out;
+}
+
+void expect_contiguous(const std::vector<store::BlockCommitment>& v, uint64_t last_seq) {
+  ASSERT_FALSE(v.empty());
+  EXPECT_EQ(v.front().first_seq, 1u);
+  for (size_t i = 1; i < v.size(); ++i) {
+    EXPECT_EQ(v[i].block, v[i - 1].block + 1) << "block " << v[i].block;
+    EXPECT_EQ(v[i].first_seq, v[i - 1].last_seq + 1) << "block " << v[i].block;
+  }
+  EXPECT_EQ(v.back().last_seq, last_seq);
+}
+
+TEST(Crash, a_committer_lagging_at_a_kill9_catches_up_to_the_commitments_of_one_pass) {
+  TempDir dir, scratch;
+  // The committer stalls after block 3 while the feed runs on; then SIGKILL.
+  const uint64_t acked =
+      run_and_kill(lagging_feed_args(dir.path(), 7, 1'000'000'000, 0, 1u << 20, 3), 300);
+  std::vector<store::BlockCommitment> before;
+  ASSERT_TRUE(store::read_commitments(dir.path(), before).ok());
+  // Paused right after block 3 was sealed: it had committed at most those three.
+  ASSERT_LE(before.size(), 3u) << "the committer stalled after block 3";
+  const uint64_t committed = before.empty() ? 0 : before.back().last_seq;
+  ASSERT_GT(acked, committed + 1000) << "the committer must lag by many blocks at the kill";
+
+  // Restart without the stall and run to a fixed end: the committer first commits what the
+  // killed one never reached, then the new blocks.
+  const uint64_t end = acked + 2000;
+  const FeedRun r = run_to_end(lagging_feed_args(dir.path(), 7, end, 0, 1u << 20, 0));
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+  EXPECT_EQ(r.committed_seq, committed);
+  EXPECT_GE(r.catch_up_txs, acked - committed);
+  EXPECT_GE(r.catch_up_blocks, (acked - committed) / 50);
+  EXPECT_EQ(r.done_seq, end);
+
+  std::vector<store::BlockCommitment> after;
+  ASSERT_TRUE(store::read_commitments(dir.path(), after).ok());
+  expect_contiguous(after, end);
+  const auto ref = commit_in_one_pass(dir.path(), scratch.path());
+  ASSERT_EQ(after.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    SCOPED_TRACE("block " + std::to_string(ref[i].block));
+    EXPECT_EQ(after[i].block, ref[i].block);
+    EXPECT_EQ(after[i].first_seq, ref[i].first_seq);
+    EXPECT_EQ(after[i].last_seq, ref[i].last_seq);
+    EXPECT_EQ(after[i].tx_count, ref[i].tx_count);
+    EXPECT_EQ(after[i].sealed_time_ns, ref[i].sealed_time_ns);
+    EXPECT_EQ(after[i].tx_root, ref[i].tx_root);
+    EXPECT_EQ(after[i].state_root, ref[i].state_root);
+    EXPECT_EQ(after[i].commitment, ref[i].commitment);
+  }
+  std::printf(
+      "lagging committer: killed at acked seq %llu; restart "
+      "caught up %llu txs in %llu blocks; %zu blocks equal one uninterrupted pass\n",
+      static_cast<unsigned long long>(acked), r.catch_up_txs, r.catch_up_blocks, ref.size());
+}
+
+TEST(Crash, snapshots_keep_the_journal_a_lagging_committer_needs) {
+  TempDir dir;
+  // Snapshots every 700 txs and 32 KiB segments: without the committer's seq, retiring would
+  // delete the journal after block 3 that the committer has not committed.
+  const uint64_t acked =
+      run_and_kill(lagging_feed_args(dir.path(), 8, 1'000'000'000, 700, 32u << 10, 3), 400);
+  ASSERT_GT(acked, 3000u) << "several snapshots must have been taken";
+  EXPECT_FALSE(store::list_snapshots(dir.path()).empty());
+  std::vector<store::BlockCommitment> before;
+  ASSERT_TRUE(store::read_commitments(dir.path(), before).ok());
+  ASSERT_LE(before.size(), 3u);
+  const uint64_t committed = before.empty() ? 0 : before.back().last_seq;
+  const uint64_t end = acked + 1000;
+  const FeedRun r = run_to_end(lagging_feed_args(dir.path(), 8, end, 700, 32u << 10, 0));
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)
+      << "the restarted committer could not rebuild its replica or read the journal it needs";
+  EXPECT_EQ(r.committed_seq, committed);
+  std::vector<store::BlockCommitment> after;
+  ASSERT_TRUE(store::read_commitments(dir.path(), after).ok());
+  expect_contiguous(after, end);
+  // The last state root is the root of the state the data dir recovers to.
+  std::unique_ptr<Engine> e;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
+  ASSERT_EQ(rep.last_seq, end);
+  store::StateRoot root;
+  root.touch_all(*e);
+  EXPECT_EQ(after.back().state_root, root.compute(*e));
+}
+
+TEST(Crash, commitments_past_a_lost_journal_tail_are_removed_and_recommitted) {
+  TempDir dir, scratch;
+  // A whole run: 3,000 txs in blocks of 50, all committed, one journal segment.
+  FeedRun r = run_to_end(lagging_feed_args(dir.path(), 9, 3000, 0, 64u << 20, 0));
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+  std::vector<store::BlockCommitment> full;
+  ASSERT_TRUE(store::read_commitments(dir.path(), full).ok());
+  ASSERT_EQ(full.size(), 60u);
+  // The journal loses its tail (a machine crash in `write` mode): cut its only segment in half,
+  // mid-record. blocks.log has commitments of txs the journal no longer has.
+  std::string segment;
+  for (const auto& f : std::filesystem::directory_iterator(dir.path())) {
+    if (f.path().filename().string().rfind("journal-", 0) == 0) segment = f.path().string();
+  }
+  ASSERT_FALSE(segment.empty());
+  std::filesystem::resize_file(segment, std::filesystem::file_size(segment) / 2 + 3);
+  r = run_to_end(lagging_feed_args(dir.path(), 9, 4000, 0, 64u << 20, 0));
+  ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+  EXPECT_GT(r.dropped, 0u) << "commitments past the recovered journal must go";
+  std::vector<store::BlockCommitment> after;
+  ASSERT_TRUE(store::read_commitments(dir.path(), after).ok());
+  expect_contiguous(after, 4000);
+  const auto ref = commit_in_one_pass(dir.path(), scratch.path());
+  ASSERT_EQ(after.size(), ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_EQ(after[i].commitment, ref[i].commitment) << i;
 }
 
 }  // namespace

@@ -9,7 +9,10 @@
 //   commitment = BLAKE2b-256(previous commitment || block || seq range || tx_root || state_root).
 // Commitments are appended to "blocks.log" beside the journal (one CRC'd record each). The
 // sequencer hands txs over through an unbounded queue: a slow or stalled committer falls behind,
-// it never makes trading wait.
+// it never makes trading wait. Commitments are derived from the journal, so a committer that
+// lagged at a crash catches up at the next start (open_committer): its replica is rebuilt at the
+// last committed seq and the journal after it is committed block by block, in the background,
+// before the blocks of new txs.
 #include <array>
 #include <condition_variable>
 #include <cstdint>
@@ -75,12 +78,21 @@ class StateRoot {
 // Reads blocks.log; a torn last record is ignored (it is rewritten).
 Status read_commitments(const std::string& dir, std::vector<BlockCommitment>& out);
 
+struct CommitterStart {
+  uint64_t committed_seq = 0;    // the last seq of the newest commitment found
+  uint64_t catch_up_txs = 0;     // journal txs it lagged behind, queued to commit
+  uint64_t catch_up_blocks = 0;  // ... in this many blocks
+  uint64_t dropped_commits = 0;  // commitments past the recovered journal (a lost tail), removed
+};
+
 class Committer {
  public:
   // `replica` must hold the same state as the sequencer's engine at `next_seq - 1`.
   Committer(std::string dir, std::unique_ptr<Engine> replica, uint32_t chain_id);
   ~Committer();
-  Status start();
+  // `catch_up_through`: journal txs after the replica's seq up to this one are queued first and
+  // committed as the blocks the sequencer stamped them with (sealed at their last tx's time).
+  Status start(uint64_t catch_up_through = 0);
   // Sequencer thread: never blocks on the committer's progress.
   void push(const Tx& tx);
   void seal(uint64_t block, int64_t time_ns);
@@ -120,9 +132,20 @@ class Committer {
   BlockCommitment last_;
   uint64_t block_first_seq_ = 0;
   uint32_t block_txs_ = 0;
+  uint64_t catch_up_txs_ = 0, catch_up_blocks_ = 0;
+  friend Status open_committer(const std::string&, const EngineConfig&, uint32_t, uint64_t,
+                               std::unique_ptr<Committer>&, CommitterStart&);
   Hash32 chain_{};
   int fd_ = -1;
   std::thread thread_;
 };
+
+// Starts the committer of a data dir whose engine was recovered at `recovered_seq`: a replica at
+// the last committed seq (newest snapshot at or below it + journal), then catch-up through
+// `recovered_seq`. Commitments past `recovered_seq` (the journal lost a tail they had seen) are
+// removed from blocks.log. Fails, with the reason, if the journal it needs is gone.
+Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t chain_id,
+                      uint64_t recovered_seq, std::unique_ptr<Committer>& out,
+                      CommitterStart& report);
 
 }  // namespace tachyon::store

@@ -35,8 +35,8 @@ std::vector<SnapshotInfo> list_snapshots(const std::string& dir);
 Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out = nullptr);
 // Verifies both checksums, loads into a fresh engine, and checks the stored state hash.
 Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info);
-// Keeps the newest `keep` snapshots.
-Status prune_snapshots(const std::string& dir, size_t keep);
+// Keeps the newest `keep` snapshots, and the one at `also_keep` if it is not 0.
+Status prune_snapshots(const std::string& dir, size_t keep, uint64_t also_keep = 0);
 
 class ForkSnapshotter {
  public:
@@ -60,8 +60,12 @@ class ForkSnapshotter {
 };
 
 // Once a snapshot at `seq` is on disk: delete the journal segments it covers and keep only the
-// newest `keep` snapshots.
-Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, size_t keep);
+// newest `keep` snapshots. The block committer may lag behind the sequencer (`committed_seq`: the
+// last seq of its newest commitment); after a crash it restarts from the newest snapshot at or
+// below that seq and replays the journal from there, so that snapshot and the journal after it
+// are kept too.
+Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, size_t keep,
+                      uint64_t committed_seq = UINT64_MAX);
 
 struct RecoveryReport {
   bool from_snapshot = false;
@@ -76,7 +80,9 @@ struct RecoveryReport {
 // Newest valid snapshot + journal replay. `out` is a new engine built with `cfg`. `replayed`
 // (optional) sees every journal tx executed after the snapshot, with the engine's verdict.
 using ReplayedFn = std::function<void(const Tx&, const TxResult&)>;
+// `until_seq` stops there: the state at that seq, from the newest snapshot at or below it.
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
-               RecoveryReport& report, const ReplayedFn& replayed = {});
+               RecoveryReport& report, const ReplayedFn& replayed = {},
+               uint64_t until_seq = UINT64_MAX);
 
 }  // namespace tachyon::store
