@@ -108,10 +108,10 @@ int run(const Options& o) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return 2;
   }
-  std::printf("committer at seq %llu, catching up %llu txs in %llu blocks, dropped %llu\n",
+  std::printf("committer at seq %llu, catching up %llu txs from snapshot %llu, dropped %llu\n",
               static_cast<unsigned long long>(cs.committed_seq),
               static_cast<unsigned long long>(cs.catch_up_txs),
-              static_cast<unsigned long long>(cs.catch_up_blocks),
+              static_cast<unsigned long long>(cs.replica_from),
               static_cast<unsigned long long>(cs.dropped_commits));
   journal->set_on_durable([](uint64_t seq) {
     std::printf("ack %llu\n", static_cast<unsigned long long>(seq));
@@ -166,6 +166,10 @@ int run(const Options& o) {
   }
   if (in_block != 0) committer->seal(block, last_time);
   committer->stop();  // drains: every block is committed
+  if (const std::string f = committer->failure(); !f.empty()) {
+    std::fprintf(stderr, "%s\n", f.c_str());
+    return 5;
+  }
   journal->close();
   std::printf("done %llu %016llx\n", static_cast<unsigned long long>(o.txs),
               static_cast<unsigned long long>(engine->state_hash()));

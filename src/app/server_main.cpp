@@ -221,8 +221,10 @@ int serve(const app::Config& c) {
     spdlog::warn("blocks.log had {} commitments past the recovered journal; removed",
                  cs.dropped_commits);
   if (cs.catch_up_txs != 0)
-    spdlog::info("committer catching up from seq {}: {} txs in {} blocks", cs.committed_seq,
-                 cs.catch_up_txs, cs.catch_up_blocks);
+    spdlog::info("committer catching up in the background: {} txs after seq {} (replica from {})",
+                 cs.catch_up_txs, cs.committed_seq,
+                 cs.replica_from == 0 ? std::string("the empty state")
+                                      : "snapshot " + std::to_string(cs.replica_from));
 
   app::Observability obs(c);
   pipe::PipelineConfig pc;
@@ -408,6 +410,10 @@ int serve(const app::Config& c) {
     }
     if (journal->failed()) {
       spdlog::critical("journal failed: {}; stopping", journal->failure());
+      return 3;
+    }
+    if (const std::string f = committer.failure(); !f.empty()) {
+      spdlog::critical("{}; stopping (commitments must not have holes)", f);
       return 3;
     }
   }

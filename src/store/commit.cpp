@@ -304,41 +304,17 @@ Status read_commitments(const std::string& dir, std::vector<BlockCommitment>& ou
 Committer::Committer(std::string dir, std::unique_ptr<Engine> replica, uint32_t chain_id)
     : dir_(std::move(dir)), replica_(std::move(replica)), chain_id_(chain_id) {}
 
+Committer::Committer(std::string dir, ReplicaFn make_replica, uint64_t catch_up_through,
+                     uint32_t chain_id)
+    : dir_(std::move(dir)),
+      make_replica_(std::move(make_replica)),
+      catch_up_through_(catch_up_through),
+      chain_id_(chain_id) {}
+
 Committer::~Committer() { stop(); }
 
-Status Committer::start(uint64_t catch_up_through) {
+Status Committer::start() {
   if (sodium_init() < 0) return Status::error("libsodium failed to initialise");
-  if (catch_up_through > replica_->last_seq()) {  // queued before any tx of the sequencer
-    uint64_t next = replica_->last_seq() + 1, block = 0;
-    int64_t block_time = 0;
-    JournalScan scan;
-    Status gap;
-    const Status s = replay_journal(
-        dir_, replica_->last_seq(),
-        [&](const Tx& tx) {
-          if (!gap.ok() || tx.h.seq > catch_up_through) return;
-          if (tx.h.seq != next) {
-            gap = Status::error("committer catch-up: journal expected seq " + std::to_string(next) +
-                                ", found " + std::to_string(tx.h.seq));
-            return;
-          }
-          if (block != 0 && tx.h.block != block)
-            queue_.push_back(Item{true, block, block_time, {}});
-          block = tx.h.block;
-          block_time = tx.h.time_ns;
-          queue_.push_back(Item{false, 0, 0, tx});
-          ++next;
-        },
-        scan, /*repair=*/false);
-    if (!s.ok()) return s;
-    if (!gap.ok()) return gap;
-    if (next != catch_up_through + 1)
-      return Status::error("committer catch-up: the journal ends at seq " +
-                           std::to_string(next - 1) + ", before seq " +
-                           std::to_string(catch_up_through));
-    if (block != 0) queue_.push_back(Item{true, block, block_time, {}});
-    for (const Item& it : queue_) ++(it.seal ? catch_up_blocks_ : catch_up_txs_);
-  }
   std::vector<BlockCommitment> prev;
   if (Status s = read_commitments(dir_, prev); !s.ok()) return s;
   if (!prev.empty()) last_ = prev.back();
@@ -347,13 +323,62 @@ Status Committer::start(uint64_t catch_up_through) {
     const size_t from = prev.size() > kRecent ? prev.size() - kRecent : 0;
     recent_.assign(prev.begin() + static_cast<std::ptrdiff_t>(from), prev.end());
   }
-  state_.touch_all(*replica_);  // the first root covers everything once
-  block_first_seq_ = replica_->last_seq() + 1;
   const std::string path = dir_ + "/blocks.log";
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) return Status::error("open " + path + ": " + std::strerror(errno));
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    if (Status s = prepare(); !s.ok()) {
+      std::lock_guard lk(mu_);
+      failure_ = s.message();
+      return;
+    }
+    run();
+  });
   return Status();
+}
+
+// On the committer's thread, before the sequencer's txs: the replica, then the journal txs it
+// lags behind, committed block by block. Pushes meanwhile wait in the queue.
+Status Committer::prepare() {
+  if (make_replica_) {
+    if (Status s = make_replica_(replica_); !s.ok()) return s;
+    make_replica_ = nullptr;
+  }
+  state_.touch_all(*replica_);  // the first root covers everything once
+  block_first_seq_ = replica_->last_seq() + 1;
+  if (catch_up_through_ <= replica_->last_seq()) return Status();
+  uint64_t next = replica_->last_seq() + 1, block = 0;
+  int64_t block_time = 0;
+  JournalScan scan;
+  Status gap;
+  const Status s = replay_journal(
+      dir_, replica_->last_seq(),
+      [&](const Tx& tx) {
+        if (!gap.ok() || tx.h.seq > catch_up_through_) return;
+        if (tx.h.seq != next) {
+          gap = Status::error("committer catch-up: journal expected seq " + std::to_string(next) +
+                              ", found " + std::to_string(tx.h.seq));
+          return;
+        }
+        if (block != 0 && tx.h.block != block) apply(Item{true, block, block_time, {}});
+        block = tx.h.block;
+        block_time = tx.h.time_ns;
+        apply(Item{false, 0, 0, tx});
+        ++next;
+      },
+      scan, /*repair=*/false);
+  if (!s.ok()) return s;
+  if (!gap.ok()) return gap;
+  if (next != catch_up_through_ + 1)
+    return Status::error("committer catch-up: the journal ends at seq " + std::to_string(next - 1) +
+                         ", before seq " + std::to_string(catch_up_through_));
+  if (block != 0) apply(Item{true, block, block_time, {}});
+  return Status();
+}
+
+std::string Committer::failure() const {
+  std::lock_guard lk(mu_);
+  return failure_;
 }
 
 std::vector<BlockCommitment> Committer::recent(uint64_t from_block, size_t limit) const {
@@ -426,7 +451,6 @@ size_t Committer::backlog() const {
 }
 
 void Committer::run() {
-  TouchSink sink(state_);
   std::vector<Item> batch;
   for (;;) {
     {
@@ -435,20 +459,23 @@ void Committer::run() {
       if (queue_.empty() && stop_) return;
       batch.swap(queue_);
     }
-    for (const Item& it : batch) {
-      if (it.seal) {
-        commit_block(it.block, it.time_ns);
-        continue;
-      }
-      replica_->execute(it.tx, sink);
-      const TxHash h = tx_hash(it.tx, chain_id_);
-      Blake b;
-      b.add(chain_.data(), 32).add(h.data(), h.size());
-      chain_ = b.finish32();
-      ++block_txs_;
-    }
+    for (const Item& it : batch) apply(it);
     batch.clear();
   }
+}
+
+void Committer::apply(const Item& it) {
+  if (it.seal) {
+    commit_block(it.block, it.time_ns);
+    return;
+  }
+  TouchSink sink(state_);
+  replica_->execute(it.tx, sink);
+  const TxHash h = tx_hash(it.tx, chain_id_);
+  Blake b;
+  b.add(chain_.data(), 32).add(h.data(), h.size());
+  chain_ = b.finish32();
+  ++block_txs_;
 }
 
 void Committer::commit_block(uint64_t block, int64_t time_ns) {
@@ -498,20 +525,34 @@ Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t 
       return s;
     prev.resize(keep);
   }
-  report.committed_seq = prev.empty() ? 0 : prev.back().last_seq;
-  std::unique_ptr<Engine> replica;
-  RecoveryReport rep;
-  if (Status s = recover(dir, cfg, replica, rep, {}, report.committed_seq); !s.ok())
-    return Status::error("committer replica: " + s.message());
-  if (rep.last_seq != report.committed_seq)
-    return Status::error("committer replica: the last commitment covers seq " +
-                         std::to_string(report.committed_seq) +
-                         ", but the snapshots and journal left rebuild " + "only seq " +
-                         std::to_string(rep.last_seq) + " (journal segments it needs are gone)");
-  auto c = std::make_unique<Committer>(dir, std::move(replica), chain_id);
-  if (Status s = c->start(recovered_seq); !s.ok()) return s;
-  report.catch_up_txs = c->catch_up_txs_;  // set before its thread started
-  report.catch_up_blocks = c->catch_up_blocks_;
+  const uint64_t committed = prev.empty() ? 0 : prev.back().last_seq;
+  report.committed_seq = committed;
+  report.catch_up_txs = recovered_seq - committed;
+  // What the replica will start from, checked now so that a start that cannot work fails at once.
+  for (const SnapshotInfo& snap : list_snapshots(dir)) {
+    if (snap.seq <= committed) {
+      report.replica_from = snap.seq;
+      break;
+    }
+  }
+  const uint64_t first = first_journal_seq(dir);
+  if (recovered_seq > report.replica_from && (first == 0 || first > report.replica_from + 1))
+    return Status::error("committer: its last commitment covers seq " + std::to_string(committed) +
+                         "; rebuilding it needs the journal from seq " +
+                         std::to_string(report.replica_from + 1) +
+                         ", but the journal starts at seq " + std::to_string(first) +
+                         " (segments it needs are gone)");
+  auto make_replica = [dir, cfg, committed](std::unique_ptr<Engine>& replica) {
+    RecoveryReport rep;
+    if (Status s = recover(dir, cfg, replica, rep, {}, committed); !s.ok())
+      return Status::error("committer replica: " + s.message());
+    if (rep.last_seq != committed)
+      return Status::error("committer replica: rebuilt seq " + std::to_string(rep.last_seq) +
+                           ", the last commitment covers seq " + std::to_string(committed));
+    return Status();
+  };
+  auto c = std::make_unique<Committer>(dir, make_replica, recovered_seq, chain_id);
+  if (Status s = c->start(); !s.ok()) return s;
   out = std::move(c);
   return Status();
 }

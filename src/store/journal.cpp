@@ -85,6 +85,11 @@ const char* durability_name(Durability d) {
 
 // ---- scanning and recovery ----
 
+uint64_t first_journal_seq(const std::string& dir) {
+  const auto segments = list_segments(dir);
+  return segments.empty() ? 0 : segments.front().first_seq;
+}
+
 Status replay_journal(const std::string& dir, uint64_t after_seq,
                       const std::function<void(const Tx&)>& apply, JournalScan& scan, bool repair) {
   scan = JournalScan{};

@@ -10,13 +10,14 @@
 // Commitments are appended to "blocks.log" beside the journal (one CRC'd record each). The
 // sequencer hands txs over through an unbounded queue: a slow or stalled committer falls behind,
 // it never makes trading wait. Commitments are derived from the journal, so a committer that
-// lagged at a crash catches up at the next start (open_committer): its replica is rebuilt at the
-// last committed seq and the journal after it is committed block by block, in the background,
-// before the blocks of new txs.
+// lagged at a crash catches up at the next start (open_committer): on its own thread, while the
+// server already trades, its replica is rebuilt at the last committed seq and the journal after
+// it is committed block by block, before the blocks of new txs.
 #include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -80,8 +81,8 @@ Status read_commitments(const std::string& dir, std::vector<BlockCommitment>& ou
 
 struct CommitterStart {
   uint64_t committed_seq = 0;    // the last seq of the newest commitment found
-  uint64_t catch_up_txs = 0;     // journal txs it lagged behind, queued to commit
-  uint64_t catch_up_blocks = 0;  // ... in this many blocks
+  uint64_t replica_from = 0;     // the snapshot its replica starts from (0: the empty state)
+  uint64_t catch_up_txs = 0;     // journal txs it lagged behind, committed first
   uint64_t dropped_commits = 0;  // commitments past the recovered journal (a lost tail), removed
 };
 
@@ -89,10 +90,13 @@ class Committer {
  public:
   // `replica` must hold the same state as the sequencer's engine at `next_seq - 1`.
   Committer(std::string dir, std::unique_ptr<Engine> replica, uint32_t chain_id);
+  // The replica is made on the committer's thread, then the journal txs after its seq up to
+  // `catch_up_through` are committed first, as the blocks the sequencer stamped them with
+  // (sealed at their last tx's time). A failure stops the committer: see failure().
+  using ReplicaFn = std::function<Status(std::unique_ptr<Engine>&)>;
+  Committer(std::string dir, ReplicaFn make_replica, uint64_t catch_up_through, uint32_t chain_id);
   ~Committer();
-  // `catch_up_through`: journal txs after the replica's seq up to this one are queued first and
-  // committed as the blocks the sequencer stamped them with (sealed at their last tx's time).
-  Status start(uint64_t catch_up_through = 0);
+  Status start();
   // Sequencer thread: never blocks on the committer's progress.
   void push(const Tx& tx);
   void seal(uint64_t block, int64_t time_ns);
@@ -101,6 +105,9 @@ class Committer {
   uint64_t committed_block() const;
   BlockCommitment last() const;
   size_t backlog() const;
+  // Set when the replica could not be made or the catch-up could not read the journal; the
+  // committer then commits nothing more (the server stops: commitments must not have holes).
+  std::string failure() const;
   // Readers (the api): commitments of blocks >= from_block, oldest first, at most `limit`, from
   // the last kRecent blocks kept in memory (blocks.log has them all). Never blocks the sequencer.
   static constexpr size_t kRecent = 4096;
@@ -115,10 +122,15 @@ class Committer {
     Tx tx;
   };
   void run();
+  Status prepare();  // committer thread: make the replica, catch up
+  void apply(const Item& it);
   void commit_block(uint64_t block, int64_t time_ns);
 
   std::string dir_;
   std::unique_ptr<Engine> replica_;
+  ReplicaFn make_replica_;
+  uint64_t catch_up_through_ = 0;
+  std::string failure_;  // under mu_
   uint32_t chain_id_;
   StateRoot state_;
   mutable std::mutex mu_;
@@ -132,9 +144,6 @@ class Committer {
   BlockCommitment last_;
   uint64_t block_first_seq_ = 0;
   uint32_t block_txs_ = 0;
-  uint64_t catch_up_txs_ = 0, catch_up_blocks_ = 0;
-  friend Status open_committer(const std::string&, const EngineConfig&, uint32_t, uint64_t,
-                               std::unique_ptr<Committer>&, CommitterStart&);
   Hash32 chain_{};
   int fd_ = -1;
   std::thread thread_;
@@ -142,8 +151,9 @@ class Committer {
 
 // Starts the committer of a data dir whose engine was recovered at `recovered_seq`: a replica at
 // the last committed seq (newest snapshot at or below it + journal), then catch-up through
-// `recovered_seq`. Commitments past `recovered_seq` (the journal lost a tail they had seen) are
-// removed from blocks.log. Fails, with the reason, if the journal it needs is gone.
+// `recovered_seq`, both on the committer's thread. Commitments past `recovered_seq` (the journal
+// lost a tail they had seen) are removed from blocks.log first. Fails at once, with the reason, if
+// the journal it needs is gone.
 Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t chain_id,
                       uint64_t recovered_seq, std::unique_ptr<Committer>& out,
                       CommitterStart& report);

@@ -52,6 +52,9 @@ struct JournalScan {
   std::string note;  // what was truncated, and why
 };
 
+// The first seq of the oldest journal segment in `dir` (from its name); 0 when there is none.
+uint64_t first_journal_seq(const std::string& dir);
+
 // Reads every record in seq order and calls `apply` for those with seq > after_seq. A torn or
 // corrupt tail of the last segment is truncated (repair) and reported; damage anywhere else stops
 // with an error: replaying past a hole would build a state nobody acknowledged.
