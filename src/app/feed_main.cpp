@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "support/random_stream.hpp"
 #include "tachyon/store/commit.hpp"
@@ -135,7 +136,11 @@ int run(const Options& o) {
     last_time = tx.h.time_ns;
     if (++in_block == o.block_txs) {
       committer->seal(block, last_time);
-      if (block == o.stall_committer_after) committer->set_paused(true);
+      if (block == o.stall_committer_after) {  // blocks up to this one committed, then none
+        while (committer->committed_block() < block && committer->failure().empty())
+          std::this_thread::yield();
+        committer->set_paused(true);
+      }
       ++block;
       in_block = 0;
     }

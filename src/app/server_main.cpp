@@ -29,6 +29,7 @@
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/server.hpp"
 #include "tachyon/core/clock.hpp"
+#include "tachyon/obs/alloc.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 #include "tachyon/store/commit.hpp"
 #include "tachyon/store/snapshot.hpp"
@@ -194,6 +195,12 @@ int serve(const app::Config& c) {
   spdlog::info(
       "recovered {}: seq {} (snapshot {}, {} journal txs replayed) in {:.3f} s, state hash {:016x}",
       c.data_dir, rep.last_seq, rep.snapshot_seq, rep.replayed, rep.seconds, engine->state_hash());
+  // Everything this thread builds from here on (committer, pipeline and read side, api, obs) is
+  // never touched by a snapshot's fork() child, which reads only the engine: it goes to an arena
+  // the fork leaves out, so the sequencer's pause is the engine's page tables, not the server's.
+  // Safe because the server forks only on the sequencer thread, whose thread cache is off (see
+  // PipelineConfig::read_side_outside_fork).
+  const obs::ArenaScope outside_fork(obs::dontfork_arena());
   api::PublicKey op_key{};
   if (Status s = operator_key(c, op_key); !s.ok()) {
     spdlog::critical("operator key: {}", s.message());
@@ -211,7 +218,7 @@ int serve(const app::Config& c) {
   std::unique_ptr<store::Committer> committer_owner;
   store::CommitterStart cs;
   if (Status s = store::open_committer(c.data_dir, c.engine, c.chain_id, rep.last_seq,
-                                       committer_owner, cs);
+                                       committer_owner, cs, /*outside_fork=*/true);
       !s.ok()) {
     spdlog::critical("committer: {}", s.message());
     return 2;
@@ -220,6 +227,11 @@ int serve(const app::Config& c) {
   if (cs.dropped_commits != 0)
     spdlog::warn("blocks.log had {} commitments past the recovered journal; removed",
                  cs.dropped_commits);
+  if (cs.chain_starts_at != 0)
+    spdlog::warn(
+        "blocks.log is empty and the journal does not reach back to seq 1: commitments "
+        "start after seq {}",
+        cs.chain_starts_at);
   if (cs.catch_up_txs != 0)
     spdlog::info("committer catching up in the background: {} txs after seq {} (replica from {})",
                  cs.catch_up_txs, cs.committed_seq,
@@ -229,7 +241,8 @@ int serve(const app::Config& c) {
   app::Observability obs(c);
   pipe::PipelineConfig pc;
   pc.metrics = obs.pipe_metrics();
-  pc.workers = c.api_workers + 1;  // the last ingress ring is the server's own (markets, demo)
+  pc.read_side_outside_fork = true;  // snapshots fork on the sequencer thread only
+  pc.workers = c.api_workers + 1;    // the last ingress ring is the server's own (markets, demo)
   pc.block_max_txs = c.block_max_txs;
   pc.block_interval_ms = c.block_interval_ms;
   pc.sequencer_core = c.sequencer_core;

@@ -50,7 +50,9 @@ class Pipeline::RingSink final : public UpdateSink {
 
 Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
                    store::Journal* journal, store::Committer* committer)
-    : cfg_(cfg),
+    : read_arena_(cfg.read_side_outside_fork ? obs::dontfork_arena() : 0),
+      ctor_arena_(read_arena_),
+      cfg_(cfg),
       engine_(std::move(engine)),
       journal_(journal),
       committer_(committer),
@@ -104,6 +106,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   }
   publish_changed();
   read_.seed(*engine_, realtime_ns());
+  ctor_arena_.restore();
 }
 
 Pipeline::~Pipeline() {
@@ -152,6 +155,7 @@ bool Pipeline::ingress_pending() const {
 }
 
 void Pipeline::sequencer_loop() {
+  if (read_arena_ != 0) obs::disable_thread_cache();
   {
     const Placement pl = place_this_thread("sequencer", cfg_.sequencer_core, cfg_.fifo_priority);
     std::lock_guard lk(placement_mu_);
@@ -434,6 +438,7 @@ size_t Pipeline::release_results() {
 }
 
 void Pipeline::apply_loop() {
+  const obs::ArenaScope arena(read_arena_);
   {
     const Placement pl = place_this_thread("apply", cfg_.apply_core, cfg_.fifo_priority);
     std::lock_guard lk(placement_mu_);

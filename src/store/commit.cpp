@@ -9,6 +9,8 @@
 
 #include "tachyon/codec/codec.hpp"
 #include "tachyon/core/crc32c.hpp"
+#include "tachyon/core/huge_page_allocator.hpp"
+#include "tachyon/obs/alloc.hpp"
 #include "tachyon/store/files.hpp"
 #include "tachyon/store/journal.hpp"
 #include "tachyon/store/snapshot.hpp"
@@ -305,10 +307,11 @@ Committer::Committer(std::string dir, std::unique_ptr<Engine> replica, uint32_t 
     : dir_(std::move(dir)), replica_(std::move(replica)), chain_id_(chain_id) {}
 
 Committer::Committer(std::string dir, ReplicaFn make_replica, uint64_t catch_up_through,
-                     uint32_t chain_id)
+                     uint32_t chain_id, bool outside_fork)
     : dir_(std::move(dir)),
       make_replica_(std::move(make_replica)),
       catch_up_through_(catch_up_through),
+      outside_fork_(outside_fork),
       chain_id_(chain_id) {}
 
 Committer::~Committer() { stop(); }
@@ -327,6 +330,10 @@ Status Committer::start() {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) return Status::error("open " + path + ": " + std::strerror(errno));
   thread_ = std::thread([this] {
+    // Nothing of the committer (its replica engine above all) is needed by a snapshot's fork()
+    // child: keep it out of the page tables the fork copies.
+    const obs::ArenaScope arena(outside_fork_ ? obs::dontfork_arena() : 0);
+    t_big_blocks_outside_fork = outside_fork_;
     if (Status s = prepare(); !s.ok()) {
       std::lock_guard lk(mu_);
       failure_ = s.message();
@@ -513,7 +520,7 @@ void Committer::commit_block(uint64_t block, int64_t time_ns) {
 
 Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t chain_id,
                       uint64_t recovered_seq, std::unique_ptr<Committer>& out,
-                      CommitterStart& report) {
+                      CommitterStart& report, bool outside_fork) {
   report = CommitterStart{};
   std::vector<BlockCommitment> prev;
   if (Status s = read_commitments(dir, prev); !s.ok()) return s;
@@ -525,18 +532,28 @@ Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t 
       return s;
     prev.resize(keep);
   }
-  const uint64_t committed = prev.empty() ? 0 : prev.back().last_seq;
+  uint64_t committed = prev.empty() ? 0 : prev.back().last_seq;
+  // What the replica will start from, checked now so that a start that cannot work fails at once.
+  auto base_of = [&dir](uint64_t seq) {
+    for (const SnapshotInfo& snap : list_snapshots(dir)) {
+      if (snap.seq <= seq) return snap.seq;
+    }
+    return uint64_t{0};
+  };
+  const uint64_t first = first_journal_seq(dir);
+  auto rebuildable = [&](uint64_t base) {
+    return recovered_seq <= base || (first != 0 && first <= base + 1);
+  };
+  if (prev.empty() && !rebuildable(base_of(0))) {
+    // No commitment yet and no journal from the start (a data dir restored from a snapshot, or
+    // written before blocks existed): the chain starts at the recovered state.
+    committed = recovered_seq;
+    report.chain_starts_at = recovered_seq;
+  }
   report.committed_seq = committed;
   report.catch_up_txs = recovered_seq - committed;
-  // What the replica will start from, checked now so that a start that cannot work fails at once.
-  for (const SnapshotInfo& snap : list_snapshots(dir)) {
-    if (snap.seq <= committed) {
-      report.replica_from = snap.seq;
-      break;
-    }
-  }
-  const uint64_t first = first_journal_seq(dir);
-  if (recovered_seq > report.replica_from && (first == 0 || first > report.replica_from + 1))
+  report.replica_from = base_of(committed);
+  if (!rebuildable(report.replica_from))
     return Status::error("committer: its last commitment covers seq " + std::to_string(committed) +
                          "; rebuilding it needs the journal from seq " +
                          std::to_string(report.replica_from + 1) +
@@ -551,7 +568,7 @@ Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t 
                            ", the last commitment covers seq " + std::to_string(committed));
     return Status();
   };
-  auto c = std::make_unique<Committer>(dir, make_replica, recovered_seq, chain_id);
+  auto c = std::make_unique<Committer>(dir, make_replica, recovered_seq, chain_id, outside_fork);
   if (Status s = c->start(); !s.ok()) return s;
   out = std::move(c);
   return Status();

@@ -237,7 +237,10 @@ Status ForkSnapshotter::reap(int wstatus) {
     last_written_ = seq_;
     return Status();
   }
-  return Status::error("snapshot writer for seq " + std::to_string(seq_) + " failed");
+  const std::string how = WIFEXITED(wstatus) ? "exit code " + std::to_string(WEXITSTATUS(wstatus))
+                          : WIFSIGNALED(wstatus) ? "signal " + std::to_string(WTERMSIG(wstatus))
+                                                 : "status " + std::to_string(wstatus);
+  return Status::error("snapshot writer for seq " + std::to_string(seq_) + " failed (" + how + ")");
 }
 
 bool ForkSnapshotter::poll(Status& result) {

@@ -14,6 +14,10 @@
 
 namespace tachyon {
 
+// Set on a thread whose big blocks a fork() child never needs (the block committer's replica
+// engine): they are mapped MADV_DONTFORK, so a snapshot's fork does not copy their page tables.
+inline thread_local bool t_big_blocks_outside_fork = false;
+
 template <typename T>
 class HugePageAllocator {
  public:
@@ -39,6 +43,8 @@ class HugePageAllocator {
     if (end > aligned + len)
       ::munmap(reinterpret_cast<void*>(aligned + len), end - (aligned + len));
     (void)::madvise(reinterpret_cast<void*>(aligned), len, MADV_HUGEPAGE);  // a hint: may be off
+    if (t_big_blocks_outside_fork)
+      (void)::madvise(reinterpret_cast<void*>(aligned), len, MADV_DONTFORK);
     return reinterpret_cast<T*>(aligned);
   }
   void deallocate(T* p, size_t n) {

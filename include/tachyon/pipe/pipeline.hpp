@@ -18,6 +18,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include "tachyon/engine/engine.hpp"
+#include "tachyon/obs/alloc.hpp"
 #include "tachyon/pipe/book_snapshot.hpp"
 #include "tachyon/pipe/pipe_metrics.hpp"
 #include "tachyon/pipe/published.hpp"
@@ -46,6 +47,12 @@ struct PipelineConfig {
   int fifo_priority = 0;  // 0: normal scheduling
   ReadSideConfig read;
   PipeMetrics* metrics = nullptr;  // histograms and trace tracks (owned by the app)
+  // The read side (built here and by the apply thread) in an arena that fork() leaves out
+  // (obs::dontfork_arena): a snapshot's fork then copies the engine's page tables, not the read
+  // side's. The sequencer's thread cache is off, so the engine never reuses read-side memory.
+  // Only for a process whose forks all happen on the sequencer thread (the server): any other
+  // thread may get read-side memory back from its thread cache and hand it to a fork child.
+  bool read_side_outside_fork = false;
 };
 
 struct Ingress {
@@ -180,6 +187,8 @@ class Pipeline {
   size_t release_results();
   bool ingress_pending() const;
 
+  unsigned read_arena_;         // 0: the default arenas
+  obs::ArenaScope ctor_arena_;  // the constructor builds the read side in read_arena_
   PipelineConfig cfg_;
   std::unique_ptr<Engine> engine_;
   store::Journal* journal_;

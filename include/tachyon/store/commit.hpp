@@ -84,6 +84,9 @@ struct CommitterStart {
   uint64_t replica_from = 0;     // the snapshot its replica starts from (0: the empty state)
   uint64_t catch_up_txs = 0;     // journal txs it lagged behind, committed first
   uint64_t dropped_commits = 0;  // commitments past the recovered journal (a lost tail), removed
+  // Not 0: blocks.log was empty and the journal does not reach back to seq 1 (a data dir restored
+  // from a snapshot): the commitment chain starts after this seq.
+  uint64_t chain_starts_at = 0;
 };
 
 class Committer {
@@ -94,7 +97,11 @@ class Committer {
   // `catch_up_through` are committed first, as the blocks the sequencer stamped them with
   // (sealed at their last tx's time). A failure stops the committer: see failure().
   using ReplicaFn = std::function<Status(std::unique_ptr<Engine>&)>;
-  Committer(std::string dir, ReplicaFn make_replica, uint64_t catch_up_through, uint32_t chain_id);
+  // `outside_fork`: the committer's memory (its replica above all) goes where a fork() child
+  // does not get it (obs::dontfork_arena, t_big_blocks_outside_fork); see PipelineConfig's
+  // read_side_outside_fork for when that is safe.
+  Committer(std::string dir, ReplicaFn make_replica, uint64_t catch_up_through, uint32_t chain_id,
+            bool outside_fork = false);
   ~Committer();
   Status start();
   // Sequencer thread: never blocks on the committer's progress.
@@ -130,6 +137,7 @@ class Committer {
   std::unique_ptr<Engine> replica_;
   ReplicaFn make_replica_;
   uint64_t catch_up_through_ = 0;
+  bool outside_fork_ = false;
   std::string failure_;  // under mu_
   uint32_t chain_id_;
   StateRoot state_;
@@ -156,6 +164,6 @@ class Committer {
 // the journal it needs is gone.
 Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t chain_id,
                       uint64_t recovered_seq, std::unique_ptr<Committer>& out,
-                      CommitterStart& report);
+                      CommitterStart& report, bool outside_fork = false);
 
 }  // namespace tachyon::store

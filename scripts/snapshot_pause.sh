@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The sequencer's pause for a copy-on-write snapshot in the real server at scale: builds a data
+# dir of 1M accounts and 100 markets x 10k resting orders (bench_store), starts tachyon on it
+# (loopback ports), asks for N snapshots over the admin port with an operator token, one after
+# the other, and prints the pauses the server logged (p50 / p99 / max), its resident memory and
+# page-table size, and how many snapshots were written.
+#
+#   scripts/snapshot_pause.sh [--snapshots N] [--dir DIR] [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=20 dir=/tmp/tachyon-snapshot-pause build=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --snapshots) n="$2"; shift 2 ;;
+    --dir) dir="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
+    *) echo "snapshot_pause.sh: unknown option $1 (see the header of this script)" >&2; exit 2 ;;
+  esac
+done
+if [[ $build == 1 ]]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release --target tachyon tachyon-cli bench_store >/dev/null
+fi
+bin=build/release/src/app
+rm -rf "$dir"
+echo "building the data dir (1M accounts, 1M resting orders) in $dir ..."
+TACHYON_BENCH_KEEP=1 build/release/bench/bench_store --snapshots-only --dir "$dir" >/dev/null
+log="$dir/server.log"
+"$bin/tachyon" --data-dir "$dir" --listen-address 127.0.0.1 --port 18480 --admin-port 18481 \
+  >"$log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 600); do
+  grep -q "listening on" "$log" && break
+  kill -0 $pid 2>/dev/null || { cat "$log"; exit 1; }
+  sleep 0.1
+done
+grep -E "recovered|listening" "$log" | sed 's/^\[[^]]*\] \[[^]]*\] \[[^]]*\] /  /'
+token=$("$bin/tachyon-cli" token --key-file "$dir/operator.key" --account 0 --api-key 0 --ttl 3600 |
+  tail -1)
+echo "memory: $(grep -E 'VmRSS|VmPTE' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"
+for i in $(seq 1 "$n"); do
+  curl -s -X POST -H "Authorization: $token" http://127.0.0.1:18481/admin/snapshot >/dev/null
+  # the next one only once this one is written (one snapshot at a time)
+  for _ in $(seq 1 600); do
+    [[ $(grep -c "written\|failed" "$log" || true) -ge $i ]] && break
+    sleep 0.05
+  done
+done
+kill -TERM $pid
+wait $pid || true
+trap - EXIT
+written=$(grep -c "snapshot at seq .* written" "$log" || true)
+failed=$(grep -c "snapshot writer .* failed" "$log" || true)
+grep -o "sequencer paused [0-9]* us" "$log" | awk '{print $3}' | sort -n | awk -v w="$written" \
+  -v f="$failed" '{v[NR]=$1} END {
+    if (NR == 0) { print "no snapshot was taken"; exit 1 }
+    p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1];
+    printf "snapshots: %d taken, %d written, %d failed\n", NR, w, f;
+    printf "sequencer pause (us): p50 %d  p99 %d  max %d  min %d\n", p50, p99, v[NR], v[1] }'
