@@ -128,6 +128,12 @@ std::string ApiShared::tx_hash_of(uint32_t worker, uint32_t cookie_low) const {
   return to_hex(h.data(), h.size());
 }
 
+std::string ApiShared::trade_tx_hash(const pipe::TradeRecord& r) const {
+  if (r.origin_cookie != 0) return tx_hash_of(r.origin_worker, r.origin_cookie);
+  const auto it = restored_trade_hashes.find(r.t.trade_id);
+  return it == restored_trade_hashes.end() ? "" : to_hex(it->second.data(), it->second.size());
+}
+
 WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Pipeline& pipe, uint32_t index)
     : shared_(shared),
       cfg_(shared.cfg),
@@ -290,7 +296,7 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
       const auto trades = pipe_.read_side().recent_trades(static_cast<MarketId>(m), limit);
       w.obj().kv_i("code", 200).key("trades").arr();
       for (auto it = trades.rbegin(); it != trades.rend(); ++it)
-        write_trade(w, *it, *mv, shared_.tx_hash_of(it->origin_worker, it->origin_cookie));
+        write_trade(w, *it, *mv, shared_.trade_tx_hash(*it));
       w.end_arr().end_obj();
       return r;
     }

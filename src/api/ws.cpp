@@ -554,7 +554,7 @@ std::string WorkerLogic::trades_frame(WsConn&, MarketId m,
     w.key(liq ? "liquidation_trades" : "trades").arr();
     for (auto it = trades.rbegin(); it != trades.rend(); ++it) {  // newest first (ccxt reverses)
       if ((it->t.kind != TradeKind::kTrade) != liq) continue;
-      if (mv) write_trade(w, *it, *mv, shared_.tx_hash_of(it->origin_worker, it->origin_cookie));
+      if (mv) write_trade(w, *it, *mv, shared_.trade_tx_hash(*it));
       ts = std::max(ts, it->time_ns);
     }
     w.end_arr();
@@ -590,7 +590,7 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
         if (!mv) continue;
         w.key(std::to_string(m)).arr();
         for (auto it = ts2.rbegin(); it != ts2.rend(); ++it)
-          write_trade(w, **it, *mv, shared_.tx_hash_of((*it)->origin_worker, (*it)->origin_cookie));
+          write_trade(w, **it, *mv, shared_.trade_tx_hash(**it));
         w.end_arr();
       }
       w.end_obj();

@@ -125,7 +125,7 @@ int run(const Options& o) {
   int64_t last_time = 0;
   auto retire = [&] {
     (void)store::retire_covered(*journal, o.dir, snapshotter.last_written(), 2,
-                                committer->last().last_seq);
+                                committer->committed_through(journal->durable_seq()));
   };
   for (uint64_t seq = rep.last_seq + 1; seq <= o.txs; ++seq) {
     Tx tx = feed.next();

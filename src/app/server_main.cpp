@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "config.hpp"
+#include "history_file.hpp"
 #include "observability.hpp"
 #include "support/random_stream.hpp"
 #include "tachyon/api/crypto.hpp"
@@ -182,11 +183,36 @@ int serve(const app::Config& c) {
   // The txs replayed from the journal (the newest ones) stay findable by hash (GET /api/v1/tx).
   std::deque<std::pair<Tx, TxResult>> replayed_txs;
   const size_t keep_replayed = api::ApiConfig{}.tx_index_capacity;
+  // The trades and funding payments of the replayed txs: the market histories (recent trades,
+  // candles) are restored from history.bin plus these (ReadSide::restore_history), and each
+  // trade keeps its taker tx's hash.
+  struct HistorySink final : UpdateSink {
+    std::vector<StateUpdate> updates;
+    size_t named = 0;  // updates[named..] belong to the tx being replayed
+    void on_update(const StateUpdate& u) override {
+      if (u.type != UpdateType::kTrade && !(u.type == UpdateType::kFunding && u.funding.settled))
+        return;
+      updates.push_back(u);
+      updates.back().origin_worker = 0;
+      updates.back().origin_cookie = 0;
+    }
+  } replayed_history;
+  app::TradeHashes trade_hashes;
   auto on_replayed = [&](const Tx& tx, const TxResult& r) {
     replayed_txs.emplace_back(tx, r);
     if (replayed_txs.size() > keep_replayed) replayed_txs.pop_front();
+    auto& ups = replayed_history.updates;
+    if (replayed_history.named < ups.size()) {
+      app::TradeHash h{};
+      (void)api::from_hex(api::tx_hash_hex(tx, c.chain_id), h.data(), h.size());
+      for (size_t i = replayed_history.named; i < ups.size(); ++i)
+        if (ups[i].type == UpdateType::kTrade) trade_hashes.emplace_back(ups[i].trade.trade_id, h);
+      replayed_history.named = ups.size();
+    }
   };
-  if (Status s = store::recover(c.data_dir, c.engine, engine, rep, on_replayed); !s.ok()) {
+  if (Status s = store::recover(c.data_dir, c.engine, engine, rep, on_replayed, UINT64_MAX,
+                                &replayed_history);
+      !s.ok()) {
     spdlog::critical("recovery of {} failed: {}", c.data_dir, s.message());
     return 2;
   }
@@ -254,6 +280,18 @@ int serve(const app::Config& c) {
   int64_t op_nonce = engine->operator_next_nonce();
   const uint64_t recovered_seq = engine->last_seq();
   pipe::Pipeline pipeline(pc, std::move(engine), journal.get(), &committer);
+  {
+    std::vector<pipe::MarketHistory> saved;
+    app::TradeHashes saved_hashes;
+    if (Status s = app::load_history(c.data_dir, saved, saved_hashes); !s.ok())
+      spdlog::warn("market history not restored from the file: {}", s.message());
+    trade_hashes.insert(trade_hashes.begin(), saved_hashes.begin(), saved_hashes.end());
+    pipeline.read_side().restore_history(saved, replayed_history.updates, pipeline.engine(),
+                                         realtime_ns());
+    spdlog::info("market history: {} markets from history.bin, {} replayed trades and payments",
+                 saved.size(), replayed_history.updates.size());
+    replayed_history.updates = {};
+  }
 
   api::ApiConfig ac;
   ac.listen_address = c.listen_address;
@@ -275,6 +313,13 @@ int serve(const app::Config& c) {
   ac.max_connections = c.max_connections;
   ac.operator_pubkey = op_key;
   api::ApiShared shared(ac, &obs.registry());
+  // Restored trades name their taker tx by hash too. The newest 200k are kept: more than the
+  // histories and account trade lists (100 each) can show of a replay.
+  for (size_t i = trade_hashes.size() > 200'000 ? trade_hashes.size() - 200'000 : 0;
+       i < trade_hashes.size(); ++i)
+    shared.restored_trade_hashes.emplace(trade_hashes[i].first, trade_hashes[i].second);
+  trade_hashes = {};
+  auto trade_hash = [&shared](const pipe::TradeRecord& r) { return shared.trade_tx_hash(r); };
   shared.start_ms = realtime_ns() / 1'000'000;
   {  // GET /api/v1/tx keeps answering across a restart: the saved index, then the replayed txs
     app::TxRecords saved;
@@ -399,8 +444,12 @@ int serve(const app::Config& c) {
         spdlog::error("{}", done.message());
       } else {
         (void)store::retire_covered(*journal, c.data_dir, covered(), c.snapshot_keep,
-                                    committer.last().last_seq);
+                                    committer.committed_through(journal->durable_seq()));
         spdlog::info("snapshot at seq {} written", covered());
+        // The histories as published now (newer than the snapshot): after a crash, the journal
+        // replay from the snapshot adds the rest.
+        if (Status s = app::save_history(c.data_dir, pipeline.read_side(), trade_hash); !s.ok())
+          spdlog::warn("market history not saved: {}", s.message());
       }
     }
     const uint64_t since = pipeline.applied_seq() - std::min(pipeline.applied_seq(), covered());
@@ -437,6 +486,8 @@ int serve(const app::Config& c) {
   server.stop();    // delivers the last replies, closes connections
   if (Status s = app::save_tx_index(c.data_dir, shared.tx_records()); !s.ok())
     spdlog::warn("tx index not saved: {}", s.message());
+  if (Status s = app::save_history(c.data_dir, pipeline.read_side(), trade_hash); !s.ok())
+    spdlog::warn("market history not saved: {}", s.message());
   committer.stop();  // drains: every sealed block is committed
   obs.stop();
   const store::BlockCommitment last = committer.last();
@@ -452,7 +503,7 @@ int serve(const app::Config& c) {
       return 4;
     }
     (void)store::retire_covered(*journal, c.data_dir, info.seq, c.snapshot_keep,
-                                committer.last().last_seq);
+                                committer.committed_through(journal->durable_seq()));
     spdlog::info("final snapshot at seq {} ({} bytes)", info.seq, info.bytes);
   }
   (void)recovered_seq;

@@ -459,6 +459,76 @@ std::vector<TradeRecord> ReadSide::recent_trades(MarketId m, size_t limit) const
   return out;
 }
 
+void ReadSide::seed_funding(const Engine& e, const Market& m, int64_t now_ns) {
+  StateUpdate u;
+  u.type = UpdateType::kFunding;
+  u.time_ns = now_ns;
+  u.funding = FundingUpdate{e.funding_estimate(m.id),
+                            m.last_funding_rate,
+                            m.last_funding_ms,
+                            m.next_funding_ms,
+                            0,
+                            0,
+                            m.mark_price,
+                            m.id,
+                            0};
+  apply(u);
+}
+
+void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
+                               const std::vector<StateUpdate>& replayed, const Engine& e,
+                               int64_t now_ns) {
+  std::array<uint64_t, kMaxMarkets> last_trade{};
+  std::array<int64_t, kMaxMarkets> last_funding{};
+  auto tail = [](const auto& v, size_t n) { return v.end() - std::min(v.size(), n); };
+  for (const MarketHistory& h : saved) {
+    if (e.market(h.id) == nullptr) continue;
+    MarketState& m = mstate_[h.id];
+    m.trades.assign(tail(h.trades, kHistoryTrades), h.trades.end());
+    for (TradeRecord& t : m.trades) {
+      t.origin_cookie = 0;  // the saving run's cookies name nothing in this one
+      t.origin_worker = 0;
+      trade_logs_[h.id]->append(t);
+      last_trade[h.id] = std::max(last_trade[h.id], t.t.trade_id);
+    }
+    for (int r = 0; r < kResolutions; ++r) {
+      m.candles[r].assign(tail(h.candles[r], kHistoryCandles), h.candles[r].end());
+      m.view.current[r] = m.candles[r].empty() ? Candle{} : m.candles[r].back();
+      if (!m.candles[r].empty())
+        last_trade[h.id] = std::max(last_trade[h.id], m.candles[r].back().last_trade_id);
+    }
+    m.fundings.assign(tail(h.fundings, kHistoryFundings), h.fundings.end());
+    if (!m.fundings.empty()) last_funding[h.id] = m.fundings.back().time_ms;
+    m.view.engine_ts_ns = std::max(m.view.engine_ts_ns, h.engine_ts_ns);
+    touch(m);
+    if (!m.history_changed) {
+      m.history_changed = true;
+      history_changed_.push_back(h.id);
+    }
+  }
+  for (const StateUpdate& u : replayed) {
+    if (u.type == UpdateType::kTrade) {
+      if (e.market(u.trade.market) == nullptr || u.trade.trade_id <= last_trade[u.trade.market])
+        continue;
+    } else if (u.type == UpdateType::kFunding) {
+      if (e.market(u.funding.market) == nullptr ||
+          u.funding.last_time_ms <= last_funding[u.funding.market])
+        continue;
+    } else {
+      continue;
+    }
+    apply(u);
+  }
+  for (int mi = 0; mi < kMaxMarkets; ++mi) {  // the engine's counters, not the replay's
+    const Market* m = e.market(static_cast<MarketId>(mi));
+    if (m == nullptr) continue;
+    seed_funding(e, *m, now_ns);
+    mstate_[mi].view.last_trade_price = m->last_trade_price;
+    mstate_[mi].view.trade_count = m->trade_count;
+  }
+  publish(now_ns, /*force_history=*/true, /*force_orders=*/true);
+}
+
 void ReadSide::seed(const Engine& e, int64_t now_ns) {
   for (int mi = 0; mi < kMaxMarkets; ++mi) {
     const Market* m = e.market(static_cast<MarketId>(mi));
@@ -468,19 +538,7 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
     u.time_ns = now_ns;
     u.market = MarketUpdate{m->id, m->status(), m->params};
     apply(u);
-    u = StateUpdate();
-    u.type = UpdateType::kFunding;
-    u.time_ns = now_ns;
-    u.funding = FundingUpdate{e.funding_estimate(m->id),
-                              m->last_funding_rate,
-                              m->last_funding_ms,
-                              m->next_funding_ms,
-                              0,
-                              0,
-                              m->mark_price,
-                              m->id,
-                              0};
-    apply(u);
+    seed_funding(e, *m, now_ns);
     u = StateUpdate();
     u.type = UpdateType::kMarkPrice;
     u.time_ns = now_ns;

@@ -397,6 +397,14 @@ std::vector<BlockCommitment> Committer::recent(uint64_t from_block, size_t limit
   return out;
 }
 
+uint64_t Committer::committed_through(uint64_t max_seq) const {
+  std::lock_guard lk(recent_mu_);
+  for (auto it = recent_.rbegin(); it != recent_.rend(); ++it) {
+    if (it->last_seq <= max_seq) return it->last_seq;
+  }
+  return 0;
+}
+
 uint64_t Committer::recent_height() const {
   std::lock_guard lk(recent_mu_);
   return recent_.empty() ? 0 : recent_.back().block;

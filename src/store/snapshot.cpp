@@ -286,7 +286,8 @@ Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, si
 // ---- recovery ----
 
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
-               RecoveryReport& report, const ReplayedFn& replayed, uint64_t until_seq) {
+               RecoveryReport& report, const ReplayedFn& replayed, uint64_t until_seq,
+               UpdateSink* updates) {
   const int64_t t0 = now_ns();
   report = RecoveryReport{};
   if (Status s = make_dirs(dir); !s.ok()) return s;
@@ -317,7 +318,7 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
                               std::to_string(next) + ", found " + std::to_string(tx.h.seq));
           return;
         }
-        const TxResult r = engine->execute(tx, sink);
+        const TxResult r = engine->execute(tx, updates != nullptr ? *updates : sink);
         if (replayed) replayed(tx, r);
         ++next;
         ++report.replayed;

@@ -101,6 +101,10 @@ class ApiShared {
   using TxHashBytes = std::array<uint8_t, 40>;
   void record_tx_hash(uint32_t worker, uint64_t cookie, std::string_view hash_hex);
   std::string tx_hash_of(uint32_t worker, uint32_t cookie_low) const;
+  // A trade's taker tx hash: by its origin (this run), else from the trades restored at start
+  // (history.bin and the journal replay; set before the server starts, read-only after).
+  std::string trade_tx_hash(const pipe::TradeRecord& r) const;
+  absl::flat_hash_map<uint64_t, TxHashBytes> restored_trade_hashes;
   std::optional<TxRecord> find_tx(const std::string& hash);
   // Everything remembered, oldest first (the server saves it at a clean stop).
   std::vector<std::pair<std::string, TxRecord>> tx_records();

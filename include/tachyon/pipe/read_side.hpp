@@ -272,6 +272,12 @@ class ReadSide {
   // Before the apply thread starts: the views of a recovered engine's state (candles and trade
   // history start empty: they are not part of the engine state).
   void seed(const Engine& e, int64_t now_ns);
+  // Before the apply thread starts, after seed(): the market histories a previous run saved
+  // (recent trades, candles, funding payments), then the trades and funding payments of the
+  // journal replay that they do not have yet (newer trade id, later funding time). The trade
+  // count and last price stay the engine's. Markets the engine does not have are skipped.
+  void restore_history(const std::vector<MarketHistory>& saved,
+                       const std::vector<StateUpdate>& replayed, const Engine& e, int64_t now_ns);
   // apply thread
   void apply(const StateUpdate& u);
   // Publishes what changed since the last call; history and held-back order lists only when due,
@@ -326,6 +332,7 @@ class ReadSide {
   void publish_account(AccountState& s, int64_t now_ns, bool force);
   bool orders_due(const AccountState& s, int64_t now_ns) const;
   void publish_history(MarketState& m);
+  void seed_funding(const Engine& e, const Market& m, int64_t now_ns);
   void refresh_daily(MarketState& m);
 
   ReadSideConfig cfg_;

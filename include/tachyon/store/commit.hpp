@@ -120,6 +120,11 @@ class Committer {
   static constexpr size_t kRecent = 4096;
   std::vector<BlockCommitment> recent(uint64_t from_block, size_t limit) const;
   uint64_t recent_height() const;  // the newest committed block (0: none)
+  // The last seq of the newest commitment that covers only seqs <= max_seq (0: none known). With
+  // max_seq = the journal's durable seq, this commitment survives any crash: the committer runs
+  // ahead of durability, and commitments past the recovered journal are dropped at the next
+  // start (open_committer). Journal retention keeps what rebuilding from it needs.
+  uint64_t committed_through(uint64_t max_seq) const;
 
  private:
   struct Item {

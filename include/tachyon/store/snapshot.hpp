@@ -81,8 +81,9 @@ struct RecoveryReport {
 // (optional) sees every journal tx executed after the snapshot, with the engine's verdict.
 using ReplayedFn = std::function<void(const Tx&, const TxResult&)>;
 // `until_seq` stops there: the state at that seq, from the newest snapshot at or below it.
+// `updates` (optional) receives the state updates of the replayed txs.
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
                RecoveryReport& report, const ReplayedFn& replayed = {},
-               uint64_t until_seq = UINT64_MAX);
+               uint64_t until_seq = UINT64_MAX, UpdateSink* updates = nullptr);
 
 }  // namespace tachyon::store
