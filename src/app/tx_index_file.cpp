@@ -9,6 +9,7 @@
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/codec/codec.hpp"
 #include "tachyon/core/crc32c.hpp"
+#include "tachyon/store/files.hpp"
 
 namespace tachyon::app {
 
@@ -55,17 +56,9 @@ Status save_tx_index(const std::string& data_dir, const TxRecords& records) {
     out.append(reinterpret_cast<const char*>(buf.data()), n);
   }
   put<uint32_t>(out, crc32c(reinterpret_cast<const uint8_t*>(out.data()), out.size()));
-  const std::string path = path_of(data_dir), tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    f.close();
-    if (!f) return Status::error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Status::error("cannot rename " + tmp + ": " + ec.message());
-  return Status();
+  // all or nothing: a temp file, fsynced, renamed over the old one
+  return store::write_file_atomic(path_of(data_dir), std::vector<uint8_t>(out.begin(), out.end()),
+                                  {});
 }
 
 Status load_tx_index(const std::string& data_dir, TxRecords& out) {

@@ -209,6 +209,18 @@ struct Trader {
   }
 };
 
+// Damages a file the way a bad disk would: one byte in the middle flipped.
+inline void flip_middle_byte(const std::string& path) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f.good()) << path;
+  f.seekg(0, std::ios::end);
+  const auto size = static_cast<std::streamoff>(f.tellg());
+  f.seekg(size / 2);
+  const char old = static_cast<char>(f.get());
+  f.seekp(size / 2);
+  f.put(static_cast<char>(old ^ 0x5a));
+}
+
 // The embedded defaults with some `key = value` lines replaced, as a config file.
 class ConfigFile {
  public:

@@ -235,16 +235,7 @@ TEST(Api, the_tx_index_survives_a_clean_restart_and_a_damaged_one_is_ignored) {
     EXPECT_EQ(num(parse(p, r.body), "sequence_index"), seq);
     ASSERT_EQ(again.stop(), 0) << again.log();
   }
-  {  // flip a byte in the middle of the saved index
-    std::fstream f(dir.path() + "/txindex.bin", std::ios::in | std::ios::out | std::ios::binary);
-    ASSERT_TRUE(f.good());
-    f.seekg(0, std::ios::end);
-    const auto size = static_cast<std::streamoff>(f.tellg());
-    f.seekg(size / 2);
-    const char old = static_cast<char>(f.get());
-    f.seekp(size / 2);
-    f.put(static_cast<char>(old ^ 0x5a));
-  }
+  flip_middle_byte(dir.path() + "/txindex.bin");  // damaged on disk
   Server third({}, dir.path());
   ASSERT_TRUE(third.ready()) << third.log();
   EXPECT_NE(third.log().find("tx index not restored"), std::string::npos) << third.log();

@@ -87,16 +87,7 @@ TEST(History, recent_trades_and_candles_survive_clean_and_crash_restarts_once_ea
     EXPECT_EQ(candles(s, "1m"), candles2m);
     ASSERT_EQ(s.stop(), 0) << s.log();
   }
-  {  // flip a byte in the middle of the saved history
-    std::fstream f(dir.path() + "/history.bin", std::ios::in | std::ios::out | std::ios::binary);
-    ASSERT_TRUE(f.good());
-    f.seekg(0, std::ios::end);
-    const auto size = static_cast<std::streamoff>(f.tellg());
-    f.seekg(size / 2);
-    const char old = static_cast<char>(f.get());
-    f.seekp(size / 2);
-    f.put(static_cast<char>(old ^ 0x5a));
-  }
+  flip_middle_byte(dir.path() + "/history.bin");  // damaged on disk
   Server s({}, dir.path());
   ASSERT_TRUE(s.ready()) << s.log();
   EXPECT_NE(s.log().find("market history not restored from the file"), std::string::npos)
