@@ -26,7 +26,7 @@ void put(std::string& out, const T& v) {
 template <typename T>
 void put_all(std::string& out, const std::vector<T>& v) {
   put<uint32_t>(out, static_cast<uint32_t>(v.size()));
-  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 template <typename T>
 bool get(std::string_view& in, T& v) {
@@ -40,7 +40,7 @@ bool get_all(std::string_view& in, std::vector<T>& v, size_t max) {
   uint32_t n = 0;
   if (!get(in, n) || n > max || in.size() < size_t{n} * sizeof(T)) return false;
   v.resize(n);
-  std::memcpy(v.data(), in.data(), size_t{n} * sizeof(T));
+  if (n != 0) std::memcpy(v.data(), in.data(), size_t{n} * sizeof(T));  // empty: data() may be null
   in.remove_prefix(size_t{n} * sizeof(T));
   return true;
 }

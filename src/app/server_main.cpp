@@ -391,7 +391,8 @@ int serve(const app::Config& c) {
   const char* watchdog = std::getenv("WATCHDOG_USEC");
   shared.ready.store(true);
   sd_notify("READY=1\nSTATUS=serving");
-  spdlog::info("ready: seq {}, {} durability, data dir {}", pipeline.applied_seq(),
+  spdlog::info("ready: seq {}, {} durability, data dir {}",
+               std::max(pipeline.applied_seq(), recovered_seq),
                store::durability_name(c.durability), c.data_dir);
 
   for (;;) {
@@ -506,7 +507,6 @@ int serve(const app::Config& c) {
                                 committer.committed_through(journal->durable_seq()));
     spdlog::info("final snapshot at seq {} ({} bytes)", info.seq, info.bytes);
   }
-  (void)recovered_seq;
   spdlog::info("stopped cleanly at seq {}, state hash {:016x}", e.last_seq(), e.state_hash());
   return 0;
 }

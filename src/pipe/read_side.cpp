@@ -104,7 +104,6 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
     p = std::make_unique<AccountState>();
     p->view.index = a;
     p->view.master = a;
-    p->trades.reserve(kAccountTrades);
   }
   return *p;
 }
@@ -271,6 +270,9 @@ void ReadSide::on_trade(const StateUpdate& u) {
   }
   for (AccountIndex a : {t.maker, t.taker}) {
     AccountState& s = account(a);
+    // Reserved at an account's first trade, not when its state is made: a start seeds every
+    // account, most of which never trade.
+    if (s.trades.capacity() == 0) s.trades.reserve(kAccountTrades);
     if (s.trades.size() < kAccountTrades) {
       s.trades.push_back(rec);
     } else {
