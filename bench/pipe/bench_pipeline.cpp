@@ -3,7 +3,8 @@
 // result received − scheduled submit time (no coordinated omission), per durability mode and
 // wait strategy. The worker sleeps on its result doorbell between submits, as an api worker
 // blocked in epoll would, so the machine's two vCPUs are shared like in the server.
-// Usage: bench_pipeline [ops per row] [rate]   (defaults 200000, 50000/s)
+// Usage: bench_pipeline [ops per row] [rate] [steady]   (defaults 200000, 50000/s; "steady": only
+// the steady-state row)
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "../engine/alloc_counter.hpp"
@@ -37,7 +39,13 @@ struct Row {
 };
 
 // pinned: the sequencer on CPU 0 and the apply thread on CPU 1 (the submitting thread unpinned).
-Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool pinned) {
+// `crossing`: the steady-state workload. Every odd tx is an ask that takes the bid the tx before
+// it rested (another account, the same price), so nothing accumulates: books, order lists and
+// account views keep their size, and what the pipeline allocates per tx in steady state is what
+// is left. The default workload rests every order, so the one account's order list grows
+// without end.
+Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool pinned,
+        bool crossing = false) {
   const std::string dir = "/tmp/tachyon-bench-pipeline";
   std::filesystem::remove_all(dir);
   testing::TxBuilder b(now_ns());
@@ -64,10 +72,15 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
   while (got < n) {
     const int64_t due = t0 + static_cast<int64_t>(sent) * gap;
     if (sent < n && now_ns() >= due) {
-      const AccountIndex a = 100 + sent % 10;
-      const bool ask = (sent / 10) % 2;
-      const Tx tx = b.limit(a, nonce[a - 100], 0, ask,
-                            300000 + (ask ? 1 : -1) * static_cast<Ticks>(1 + sent % 50), 1);
+      AccountIndex a = 100 + sent % 10;
+      bool ask = (sent / 10) % 2;
+      Ticks price = 300000 + (ask ? 1 : -1) * static_cast<Ticks>(1 + sent % 50);
+      if (crossing) {
+        ask = sent % 2 == 1;
+        a = static_cast<AccountIndex>(100 + (ask ? (sent + 5) % 10 : sent % 10));
+        price = 300000;
+      }
+      const Tx tx = b.limit(a, nonce[a - 100], 0, ask, price, 1);
       if (pl.submit(0, tx, sent, due)) {
         ++nonce[a - 100];
         ++sent;
@@ -134,6 +147,7 @@ std::string fmt2(double v) {
 int main(int argc, char** argv) {
   const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200'000;
   const double rate = argc > 2 ? std::atof(argv[2]) : 50'000;
+  const bool steady_only = argc > 3 && std::string(argv[3]) == "steady";
   std::printf(
       "## submit -> result, one worker, %.0f orders/s offered, %llu orders per row (µs)\n\n", rate,
       static_cast<unsigned long long>(n));
@@ -157,6 +171,7 @@ int main(int argc, char** argv) {
                         {pipe::WaitStrategy::kSpin, "spin", true}};
   std::vector<std::string> batches;
   for (auto [d, dn] : modes) {
+    if (steady_only) break;
     for (const Wait& wt : waits) {
       if (wt.pinned && d == store::Durability::kWrite) continue;
       const char* wn = wt.name;
@@ -169,6 +184,16 @@ int main(int argc, char** argv) {
                         fmt2(r.batch_p99) + " | " + fmt2(r.batch_p9999) + " | " +
                         fmt2(r.batch_max) + " |");
     }
+  }
+  {
+    const Row r = run(store::Durability::kNone, pipe::WaitStrategy::kSpinThenPark, n, rate, false,
+                      /*crossing=*/true);
+    std::printf(
+        "\n## steady state: every second order trades against the one before (nothing "
+        "accumulates)\n\n| durability | wait strategy | p50 | p99 | p99.9 | max | allocs/tx "
+        "(steady) |\n|---|---|---|---|---|---|---|\n| none | spin_then_park | %.1f | %.1f | %.1f | "
+        "%.1f | %.4f |\n",
+        r.p50, r.p99, r.p999, r.max, r.allocs_per_tx);
   }
   std::printf(
       "\n## apply thread: time per batch (drain, read side, snapshot publication), µs\n\n"

@@ -569,7 +569,9 @@ Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t 
                          " (segments it needs are gone)");
   auto make_replica = [dir, cfg, committed](std::unique_ptr<Engine>& replica) {
     RecoveryReport rep;
-    if (Status s = recover(dir, cfg, replica, rep, {}, committed); !s.ok())
+    // The journal is live by now (the server appends): read it, never repair it.
+    if (Status s = recover(dir, cfg, replica, rep, {}, committed, nullptr, /*repair=*/false);
+        !s.ok())
       return Status::error("committer replica: " + s.message());
     if (rep.last_seq != committed)
       return Status::error("committer replica: rebuilt seq " + std::to_string(rep.last_seq) +

@@ -287,7 +287,7 @@ Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, si
 
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
                RecoveryReport& report, const ReplayedFn& replayed, uint64_t until_seq,
-               UpdateSink* updates) {
+               UpdateSink* updates, bool repair) {
   const int64_t t0 = now_ns();
   report = RecoveryReport{};
   if (Status s = make_dirs(dir); !s.ok()) return s;
@@ -323,7 +323,7 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
         ++next;
         ++report.replayed;
       },
-      report.journal);
+      report.journal, repair);
   if (!s.ok()) return s;
   if (!gap.ok()) return gap;
   report.last_seq = next - 1;

@@ -6,6 +6,7 @@
 
 #include <absl/container/btree_set.h>
 
+#include "tachyon/core/cached_allocator.hpp"
 #include "tachyon/core/units.hpp"
 #include "tachyon/engine/margin.hpp"
 #include "tachyon/engine/order_book.hpp"
@@ -49,7 +50,10 @@ struct Market {
   absl::btree_set<std::pair<Ticks, OrderIndex>> triggers_below, triggers_above;
   uint32_t pending_orders = 0;  // in the trigger index
   uint32_t waiting_orders = 0;  // grouped children waiting for their primary
-  absl::btree_set<std::pair<int64_t, uint32_t>> risk_index;
+  // Re-keyed on every fill: its nodes are recycled, so steady trading allocates nothing.
+  absl::btree_set<std::pair<int64_t, uint32_t>, std::less<std::pair<int64_t, uint32_t>>,
+                  CachedAllocator<std::pair<int64_t, uint32_t>>>
+      risk_index;
   int64_t drift = 0;
   // What the last kMarkPrice update said (derived, not state: outside the hash and snapshots).
   Ticks emitted_index = -1;

@@ -81,9 +81,11 @@ struct RecoveryReport {
 // (optional) sees every journal tx executed after the snapshot, with the engine's verdict.
 using ReplayedFn = std::function<void(const Tx&, const TxResult&)>;
 // `until_seq` stops there: the state at that seq, from the newest snapshot at or below it.
-// `updates` (optional) receives the state updates of the replayed txs.
+// `updates` (optional) receives the state updates of the replayed txs. `repair` false: a torn
+// journal tail is not truncated (the journal may be live: the committer's replica reads it while
+// the server appends).
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
                RecoveryReport& report, const ReplayedFn& replayed = {},
-               uint64_t until_seq = UINT64_MAX, UpdateSink* updates = nullptr);
+               uint64_t until_seq = UINT64_MAX, UpdateSink* updates = nullptr, bool repair = true);
 
 }  // namespace tachyon::store
