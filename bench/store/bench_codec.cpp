@@ -26,9 +26,20 @@ StateUpdate sample_trade() {
   StateUpdate u;
   u.type = UpdateType::kTrade;
   u.time_ns = 1766434822000123456;
-  u.trade = TradeUpdate{
-      991, kFirstOrderIndex + 5, kFirstOrderIndex + 9, 1077, 2001, 301234, 12345, 0, 1111, 0,
-      1,   TradeKind::kTrade, 0, 0};
+  u.trade = TradeUpdate{991,
+                        kFirstOrderIndex + 5,
+                        kFirstOrderIndex + 9,
+                        1077,
+                        2001,
+                        301234,
+                        12345,
+                        0,
+                        1111,
+                        0,
+                        1,
+                        TradeKind::kTrade,
+                        0,
+                        0};
   return u;
 }
 

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <type_traits>
 
+#include "binary_io.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/core/crc32c.hpp"
 #include "tachyon/store/files.hpp"
@@ -20,20 +21,9 @@ static_assert(std::is_trivially_copyable_v<pipe::Candle>);
 static_assert(std::is_trivially_copyable_v<pipe::FundingRecord>);
 
 template <typename T>
-void put(std::string& out, const T& v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-template <typename T>
 void put_all(std::string& out, const std::vector<T>& v) {
   put<uint32_t>(out, static_cast<uint32_t>(v.size()));
   if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-}
-template <typename T>
-bool get(std::string_view& in, T& v) {
-  if (in.size() < sizeof(T)) return false;
-  std::memcpy(&v, in.data(), sizeof(T));
-  in.remove_prefix(sizeof(T));
-  return true;
 }
 template <typename T>
 bool get_all(std::string_view& in, std::vector<T>& v, size_t max) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <span>
 
+#include "binary_io.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/codec/codec.hpp"
 #include "tachyon/core/crc32c.hpp"
@@ -16,18 +17,6 @@ namespace tachyon::app {
 namespace {
 
 constexpr char kMagic[8] = {'T', 'X', 'I', 'N', 'D', 'E', 'X', '1'};
-
-template <typename T>
-void put(std::string& out, const T& v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-template <typename T>
-bool get(std::string_view& in, T& v) {
-  if (in.size() < sizeof(T)) return false;
-  std::memcpy(&v, in.data(), sizeof(T));
-  in.remove_prefix(sizeof(T));
-  return true;
-}
 
 std::string path_of(const std::string& dir) { return dir + "/txindex.bin"; }
 

@@ -133,22 +133,7 @@ constexpr bool tx_payload(IO& io, T& tx, TxType type) {
       for (auto& o : tx.grouped.orders) order_fields(io, o);
       return true;
     }
-    case TxType::kCreateOrder: {
-      auto& o = tx.order;
-      io.num(o.client_order_index);
-      io.num(o.base_amount);
-      io.num(o.price);
-      io.num(o.trigger_price);
-      io.num(o.order_expiry_ms);
-      io.num(o.market);
-      io.num(o.is_ask);
-      io.num(o.type);
-      io.num(o.tif);
-      io.num(o.reduce_only);
-      io.num(o.stp);
-      io.pad(2);
-      return true;
-    }
+    case TxType::kCreateOrder: order_fields(io, tx.order); return true;
     case TxType::kCancelOrder:
       io.num(tx.cancel.index);
       io.num(tx.cancel.market);
