@@ -3,15 +3,18 @@
 # dir of 1M accounts and 100 markets x 10k resting orders (bench_store), starts tachyon on it
 # (loopback ports), asks for N snapshots over the admin port with an operator token, one after
 # the other, and prints the pauses the server logged (p50 / p99 / max), its resident memory and
-# page-table size, and how many snapshots were written.
+# page-table size, and how many snapshots were written. Then it restarts the server on that data
+# dir N times (--starts) and prints how long each took to be ready (the server's "ready ... after
+# start" line: engine recovery, read side).
 #
-#   scripts/snapshot_pause.sh [--snapshots N] [--dir DIR] [--no-build]
+#   scripts/snapshot_pause.sh [--snapshots N] [--starts N] [--dir DIR] [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n=20 dir=/tmp/tachyon-snapshot-pause build=1
+n=20 starts=5 dir=/tmp/tachyon-snapshot-pause build=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --snapshots) n="$2"; shift 2 ;;
+    --starts) starts="$2"; shift 2 ;;
     --dir) dir="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     *) echo "snapshot_pause.sh: unknown option $1 (see the header of this script)" >&2; exit 2 ;;
@@ -25,19 +28,29 @@ bin=build/release/src/app
 rm -rf "$dir"
 echo "building the data dir (1M accounts, 1M resting orders) in $dir ..."
 TACHYON_BENCH_KEEP=1 build/release/bench/bench_store --snapshots-only --dir "$dir" >/dev/null
+# start_server LOG: starts tachyon on the data dir (pid in $pid) and waits until it is ready.
+start_server() {
+  "$bin/tachyon" --data-dir "$dir" --listen-address 127.0.0.1 --port 18480 --admin-port 18481 \
+    >"$1" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  for _ in $(seq 1 600); do
+    grep -q "] ready " "$1" && return 0
+    kill -0 $pid 2>/dev/null || { cat "$1"; exit 1; }
+    sleep 0.05
+  done
+}
 log="$dir/server.log"
-"$bin/tachyon" --data-dir "$dir" --listen-address 127.0.0.1 --port 18480 --admin-port 18481 \
-  >"$log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 600); do
-  grep -q "listening on" "$log" && break
-  kill -0 $pid 2>/dev/null || { cat "$log"; exit 1; }
-  sleep 0.1
-done
-grep -E "recovered|listening" "$log" | sed 's/^\[[^]]*\] \[[^]]*\] \[[^]]*\] /  /'
+start_server "$log"
+grep -E "recovered|listening|ready " "$log" | sed 's/^\[[^]]*\] \[[^]]*\] \[[^]]*\] /  /'
 token=$("$bin/tachyon-cli" token --key-file "$dir/operator.key" --account 0 --api-key 0 --ttl 3600 |
   tail -1)
+# the committer rebuilds its replica once the server is ready: snapshots are measured after that
+for _ in $(seq 1 600); do
+  grep -q "committer ready" "$log" && break
+  sleep 0.1
+done
+grep "committer ready" "$log" | sed 's/^\[[^]]*\] \[[^]]*\] \[[^]]*\] /  /'
 echo "memory: $(grep -E 'VmRSS|VmPTE' /proc/$pid/status | tr -s ' \t' ' ' | tr '\n' ' ')"
 for i in $(seq 1 "$n"); do
   curl -s -X POST -H "Authorization: $token" http://127.0.0.1:18481/admin/snapshot >/dev/null
@@ -58,3 +71,12 @@ grep -o "sequencer paused [0-9]* us" "$log" | awk '{print $3}' | sort -n | awk -
     p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1];
     printf "snapshots: %d taken, %d written, %d failed\n", NR, w, f;
     printf "sequencer pause (us): p50 %d  p99 %d  max %d  min %d\n", p50, p99, v[NR], v[1] }'
+# Warm starts on the same data dir: each waits for the previous process to be gone.
+for i in $(seq 1 "$starts"); do
+  slog="$dir/start-$i.log"
+  start_server "$slog"
+  kill -TERM $pid
+  wait $pid || true
+  trap - EXIT
+  grep -o "ready [0-9.]* s after start.*" "$slog" | sed "s/^/start $i: /"
+done

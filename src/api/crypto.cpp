@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cstring>
 
-#include "tachyon/store/commit.hpp"
+#include "tachyon/codec/tx_hash.hpp"
 
 namespace tachyon::api {
 
@@ -23,19 +23,19 @@ PublicKey public_of(const SecretKey& sk) {
 }
 
 Signature sign_tx(const Tx& tx, uint32_t chain_id, const SecretKey& sk) {
-  const auto msg = store::canonical_tx_bytes(tx, chain_id);
+  const auto msg = codec::canonical_tx_bytes(tx, chain_id);
   Signature sig;
   crypto_sign_detached(sig.data(), nullptr, msg.data(), msg.size(), sk.data());
   return sig;
 }
 
 bool verify_tx(const Tx& tx, uint32_t chain_id, const Signature& sig, const PublicKey& pk) {
-  const auto msg = store::canonical_tx_bytes(tx, chain_id);
+  const auto msg = codec::canonical_tx_bytes(tx, chain_id);
   return crypto_sign_verify_detached(sig.data(), msg.data(), msg.size(), pk.data()) == 0;
 }
 
 std::string tx_hash_hex(const Tx& tx, uint32_t chain_id) {
-  const store::TxHash h = store::tx_hash(tx, chain_id);
+  const codec::TxHash h = codec::tx_hash(tx, chain_id);
   return to_hex(h.data(), h.size());
 }
 

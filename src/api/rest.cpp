@@ -9,6 +9,7 @@
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/render.hpp"
 #include "tachyon/api/worker.hpp"
+#include "tachyon/codec/tx_hash.hpp"
 #include "tachyon/core/clock.hpp"
 #include "tachyon/core/reject.hpp"
 
@@ -487,9 +488,9 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
       return error_reply(400, 21500, "block not found (or older than the ones kept in memory)");
     w.obj().kv_i("code", 200).kv_i("total", blocks.size()).key("blocks").arr();
     for (const auto& b : blocks) {
-      w.obj().kv_i("height", b.block).kv_s("commitment", store::to_hex(b.commitment.data(), 32));
-      w.kv_s("state_root", store::to_hex(b.state_root.data(), 32));
-      w.kv_s("tx_root", store::to_hex(b.tx_root.data(), 32));
+      w.obj().kv_i("height", b.block).kv_s("commitment", codec::to_hex(b.commitment.data(), 32));
+      w.kv_s("state_root", codec::to_hex(b.state_root.data(), 32));
+      w.kv_s("tx_root", codec::to_hex(b.tx_root.data(), 32));
       w.kv_i("first_seq", b.first_seq).kv_i("last_seq", b.last_seq).kv_i("tx_count", b.tx_count);
       w.kv_i("timestamp", b.sealed_time_ns / 1'000'000).kv_s("status", "committed").end_obj();
     }

@@ -177,6 +177,7 @@ int serve(const app::Config& c) {
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&sigs, s);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   api::crypto_init();
+  const auto start_time = std::chrono::steady_clock::now();
 
   std::unique_ptr<Engine> engine;
   store::RecoveryReport rep;
@@ -210,17 +211,21 @@ int serve(const app::Config& c) {
       replayed_history.named = ups.size();
     }
   };
+  // The snapshot's state hash is checked on the hasher thread below when no journal tx follows it.
   if (Status s = store::recover(c.data_dir, c.engine, engine, rep, on_replayed, UINT64_MAX,
-                                &replayed_history);
+                                &replayed_history, /*repair=*/true, /*defer_hash_check=*/true);
       !s.ok()) {
     spdlog::critical("recovery of {} failed: {}", c.data_dir, s.message());
     return 2;
   }
   for (const auto& why : rep.skipped_snapshots) spdlog::warn("skipped snapshot: {}", why);
   if (rep.journal.truncated_tail) spdlog::warn("{}", rep.journal.note);
-  spdlog::info(
-      "recovered {}: seq {} (snapshot {}, {} journal txs replayed) in {:.3f} s, state hash {:016x}",
-      c.data_dir, rep.last_seq, rep.snapshot_seq, rep.replayed, rep.seconds, engine->state_hash());
+  // The recovered state hash (for the log) is computed on a helper thread while this one builds
+  // the read side: both only read the engine, and the sequencer starts after the join.
+  uint64_t recovered_hash = 0;
+  std::jthread hasher([&recovered_hash, e = static_cast<const Engine*>(engine.get())] {
+    recovered_hash = e->state_hash();
+  });
   // Everything this thread builds from here on (committer, pipeline and read side, api, obs) is
   // never touched by a snapshot's fork() child, which reads only the engine: it goes to an arena
   // the fork leaves out, so the sequencer's pause is the engine's page tables, not the server's.
@@ -243,8 +248,10 @@ int serve(const app::Config& c) {
   // at a crash, it first commits the journal txs it had not reached.
   std::unique_ptr<store::Committer> committer_owner;
   store::CommitterStart cs;
+  // Paused until the server is ready: rebuilding its replica would take a core from the start.
   if (Status s = store::open_committer(c.data_dir, c.engine, c.chain_id, rep.last_seq,
-                                       committer_owner, cs, /*outside_fork=*/true);
+                                       committer_owner, cs, /*outside_fork=*/true,
+                                       /*start_paused=*/true);
       !s.ok()) {
     spdlog::critical("committer: {}", s.message());
     return 2;
@@ -279,6 +286,7 @@ int serve(const app::Config& c) {
   (void)pipe::parse_wait_strategy(c.wait_strategy, pc.wait);
   int64_t op_nonce = engine->operator_next_nonce();
   const uint64_t recovered_seq = engine->last_seq();
+  const auto read_side_from = std::chrono::steady_clock::now();
   pipe::Pipeline pipeline(pc, std::move(engine), journal.get(), &committer);
   {
     std::vector<pipe::MarketHistory> saved;
@@ -292,6 +300,19 @@ int serve(const app::Config& c) {
                  saved.size(), replayed_history.updates.size());
     replayed_history.updates = {};
   }
+  const double read_side_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_side_from).count();
+  hasher.join();
+  if (rep.hash_check_pending && recovered_hash != rep.snapshot_hash) {
+    spdlog::critical(
+        "snapshot {} of {}: state hash differs after loading ({:016x}, the file says {:016x}); "
+        "move it aside to recover from an older snapshot and the journal",
+        rep.snapshot_seq, c.data_dir, recovered_hash, rep.snapshot_hash);
+    return 2;
+  }
+  spdlog::info(
+      "recovered {}: seq {} (snapshot {}, {} journal txs replayed) in {:.3f} s, state hash {:016x}",
+      c.data_dir, rep.last_seq, rep.snapshot_seq, rep.replayed, rep.seconds, recovered_hash);
 
   api::ApiConfig ac;
   ac.listen_address = c.listen_address;
@@ -394,6 +415,11 @@ int serve(const app::Config& c) {
   spdlog::info("ready: seq {}, {} durability, data dir {}",
                std::max(pipeline.applied_seq(), recovered_seq),
                store::durability_name(c.durability), c.data_dir);
+  spdlog::info("ready {:.3f} s after start: engine recovery {:.3f} s, read side {:.3f} s",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(),
+               rep.seconds, read_side_s);
+  committer.set_paused(false);  // now it may rebuild its replica and catch up
+  bool committer_logged = false;
 
   for (;;) {
     timespec ts{0, 10'000'000};
@@ -407,6 +433,11 @@ int serve(const app::Config& c) {
       spdlog::info("SIGHUP: logs reopened");
     }
     if (watchdog != nullptr) sd_notify("WATCHDOG=1");
+    if (!committer_logged && committer.prepared()) {
+      committer_logged = true;
+      spdlog::info("committer ready: replica rebuilt and caught up in {:.3f} s",
+                   committer.prepare_seconds());
+    }
     // Demo load: tps/100 txs per 10 ms tick through the server's own ring.
     for (uint32_t k = 0; k < c.demo_load_tps / 100 && local.in_flight() < 4096; ++k) {
       Tx tx = demo_i < demo_genesis.size() ? demo_genesis[demo_i++] : demo.next();

@@ -71,11 +71,17 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     books_.push_back(std::make_unique<Published<BookSnapshot>>(cfg.max_readers));
     books_.back()->enable_recycling();
   }
-  resting_.reserve(1 << 16);
+  resting_.reserve(std::max<size_t>(1 << 16, engine_->orders().live_count()));
   batch_samples_.reserve(cfg.batch_samples);
   block_ = engine_->last_block() + 1;
   // The read side starts from the engine's current books, stamped with the time they were restored.
   const int64_t restored_ns = realtime_ns();
+  // The account and market views are built meanwhile on a second thread: the two touch nothing
+  // in common (the engine is only read), and a start at 1M accounts and 1M orders waits for both.
+  std::jthread seeder([this, restored_ns] {
+    const obs::ArenaScope arena(read_arena_);
+    read_.seed(*engine_, restored_ns);
+  });
   for (int m = 0; m < kMaxMarkets; ++m) {
     const Market* mk = engine_->market(static_cast<MarketId>(m));
     if (mk == nullptr) continue;
@@ -105,7 +111,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     }
   }
   publish_changed();
-  read_.seed(*engine_, realtime_ns());
+  seeder.join();
   ctor_arena_.restore();
 }
 

@@ -104,8 +104,33 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
     p = std::make_unique<AccountState>();
     p->view.index = a;
     p->view.master = a;
+    // An account seeded at start has only its published view until its first update: the state
+    // starts from that view (seed() makes views, not states, so a start stays fast at 1M
+    // accounts). Only this thread publishes, so the view is current.
+    if (const AccountView* v = accounts_.find(a)) {
+      AccountState& s = *p;
+      s.view.master = v->master;
+      s.view.l1_address = v->l1_address;
+      s.view.collateral = v->collateral;
+      s.view.positions = v->positions;
+      s.view.keys = v->keys;
+      s.view.trade_count = v->trade_count;
+      s.view.engine_ts_ns = v->engine_ts_ns;
+      s.view.version = v->version;
+      for (const OrderView& o : v->order_list()) s.orders.emplace(o.o.order_index, o);
+      s.orders_list = v->orders;
+      if (!v->trades.empty()) {
+        s.trades.reserve(kAccountTrades);
+        s.trades.assign(v->trades.begin(), v->trades.end());
+      }
+    }
   }
   return *p;
+}
+
+ReadSide::AccountState* ReadSide::find_account(AccountIndex a) {
+  if (auto f = astate_.find(a); f != astate_.end()) return f->second.get();
+  return accounts_.find(a) != nullptr ? &account(a) : nullptr;
 }
 
 void ReadSide::touch(AccountState& s) {
@@ -218,12 +243,12 @@ void ReadSide::apply(const StateUpdate& u) {
     }
     case UpdateType::kTxResult: {
       if (u.result.next_nonce < 0) break;
-      auto f = astate_.find(u.result.account);
-      if (f == astate_.end()) break;
-      for (auto& k : f->second->view.keys) {
+      AccountState* s = find_account(u.result.account);
+      if (s == nullptr) break;
+      for (auto& k : s->view.keys) {
         if (k.index == u.result.api_key_index) k.next_nonce = u.result.next_nonce;
       }
-      touch(*f->second);
+      touch(*s);
       break;
     }
   }
@@ -550,44 +575,68 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
     ms.view.last_trade_price = m->last_trade_price;
     ms.view.trade_count = m->trade_count;
   }
+  // Accounts: their views are made and published directly, without an AccountState each (made
+  // at an account's first update, from its view) and without going through the update log: one
+  // view per account is what a start at 1M accounts can afford.
+  std::vector<OrderView> orders;
   for (const Account& a : e.accounts()) {
-    StateUpdate u;
-    u.type = UpdateType::kAccount;
-    u.time_ns = now_ns;
-    u.account = AccountUpdate{a.index, a.master, a.l1_address};
-    apply(u);
-    u = StateUpdate();
-    u.type = UpdateType::kBalance;
-    u.time_ns = now_ns;
-    u.balance = BalanceUpdate{a.index, a.collateral, 0, BalanceReason::kDeposit};
-    apply(u);
-    for (const ApiKey& k : a.keys) {
-      u = StateUpdate();
-      u.type = UpdateType::kApiKey;
-      u.time_ns = now_ns;
-      u.api_key = ApiKeyUpdate{a.index, k.version, k.index, k.next_nonce, k.pubkey};
-      apply(u);
-    }
+    auto v = std::make_unique<AccountView>();
+    v->index = a.index;
+    v->master = a.master;
+    v->l1_address = a.l1_address;
+    v->collateral = a.collateral;
+    v->keys.reserve(a.keys.size());
+    for (const ApiKey& k : a.keys)
+      v->keys.push_back(KeyView{k.index, k.version, k.next_nonce, k.pubkey});
+    std::sort(v->keys.begin(), v->keys.end(),
+              [](const KeyView& x, const KeyView& y) { return x.index < y.index; });
+    v->positions.reserve(a.positions.size());
     for (const Position& p : a.positions) {
-      u = StateUpdate();
-      u.type = UpdateType::kPosition;
-      u.time_ns = now_ns;
-      u.position = PositionUpdate{a.index,  p.size, p.entry_notional, p.realized_pnl,
-                                  p.market, p.imf,  p.funding_paid};
-      apply(u);
+      PositionView pv;
+      pv.market = p.market;
+      pv.size = p.size;
+      pv.entry_notional = p.entry_notional;
+      pv.realized_pnl = p.realized_pnl;
+      pv.imf = p.imf;
+      pv.funding_paid = p.funding_paid;
+      v->positions.push_back(pv);
     }
+    orders.clear();
     for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next) {
       const Order& o = e.orders()[slot];
-      u = StateUpdate();
-      u.type = UpdateType::kOrderAdded;
-      u.time_ns = now_ns;
-      u.order = OrderUpdate{
+      OrderView ov;
+      ov.o = OrderUpdate{
           o.order_index, o.client_order_index,  o.account,     o.price,   o.remaining,
           o.initial,     o.expiry_ms,           o.market,      o.is_ask,  o.type,
           o.tif,         RemoveReason::kFilled, o.reduce_only, o.pending, o.trigger_price,
           o.parent};
-      apply(u);
+      ov.created_ns = ov.updated_ns = now_ns;
+      orders.push_back(ov);
+      // what on_order counts: a waiting trigger order carries no open size
+      auto it = std::find_if(v->positions.begin(), v->positions.end(),
+                             [&](const PositionView& p) { return p.market == o.market; });
+      if (it == v->positions.end()) {
+        v->positions.push_back(PositionView{});
+        it = v->positions.end() - 1;
+        it->market = o.market;
+      }
+      (o.is_ask ? it->sell_open : it->buy_open) += o.pending ? 0 : o.remaining;
+      ++it->open_orders;
     }
+    std::sort(v->positions.begin(), v->positions.end(),
+              [](const PositionView& x, const PositionView& y) { return x.market < y.market; });
+    std::sort(orders.begin(), orders.end(), [](const OrderView& x, const OrderView& y) {
+      return x.o.order_index < y.o.order_index;
+    });
+    if (orders.size() <= cfg_.orders_rebuild_every_batch) {
+      v->small_orders.assign(orders.begin(), orders.end());
+    } else {
+      v->orders = std::make_shared<const std::vector<OrderView>>(orders);
+    }
+    v->open_order_count = static_cast<uint32_t>(orders.size());
+    v->engine_ts_ns = now_ns;
+    v->version = 1;
+    (void)accounts_.publish(std::move(v));
   }
   publish(now_ns, true);
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "tachyon/codec/codec.hpp"
@@ -19,7 +20,6 @@ namespace tachyon::store {
 
 namespace {
 
-constexpr char kTxDomain[] = "tachyon-tx-v1";
 constexpr size_t kCommitRecord =
     8 * 4 + 4 + 4 + 32 * 3;  // block, first, last, time, count, pad, 3 hashes
 
@@ -176,38 +176,6 @@ void decode_commitment(const uint8_t* p, BlockCommitment& c) {
 
 }  // namespace
 
-std::vector<uint8_t> canonical_tx_bytes(const Tx& tx, uint32_t chain_id) {
-  Tx t = tx;
-  t.h.seq = 0;
-  t.h.block = 0;
-  t.h.time_ns = 0;
-  t.h.key_version = 0;
-  std::vector<uint8_t> out(sizeof(kTxDomain) - 1 + 4 + codec::kMaxRecordSize);
-  std::memcpy(out.data(), kTxDomain, sizeof(kTxDomain) - 1);
-  std::memcpy(out.data() + sizeof(kTxDomain) - 1, &chain_id, 4);
-  const size_t head = sizeof(kTxDomain) - 1 + 4;
-  const size_t n = codec::encode(t, std::span<uint8_t>(out.data() + head, codec::kMaxRecordSize));
-  out.resize(head + n);
-  return out;
-}
-
-TxHash tx_hash(const Tx& tx, uint32_t chain_id) {
-  const auto bytes = canonical_tx_bytes(tx, chain_id);
-  TxHash h;
-  crypto_generichash(h.data(), h.size(), bytes.data(), bytes.size(), nullptr, 0);
-  return h;
-}
-
-std::string to_hex(const uint8_t* p, size_t n) {
-  static const char* d = "0123456789abcdef";
-  std::string s(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    s[2 * i] = d[p[i] >> 4];
-    s[2 * i + 1] = d[p[i] & 15];
-  }
-  return s;
-}
-
 // ---- Merkle tree ----
 
 void MerkleTree::grow(size_t leaves) {
@@ -334,7 +302,16 @@ Status Committer::start() {
     // child: keep it out of the page tables the fork copies.
     const obs::ArenaScope arena(outside_fork_ ? obs::dontfork_arena() : 0);
     t_big_blocks_outside_fork = outside_fork_;
-    if (Status s = prepare(); !s.ok()) {
+    {  // started paused: the replica waits too (a server that is still starting keeps the
+       // cores); a stop meanwhile still drains what was pushed, as always
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [this] { return !paused_ || stop_; });
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    Status prepared = prepare();
+    prepare_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (prepared.ok()) prepared_.store(true, std::memory_order_release);
+    if (Status s = prepared; !s.ok()) {
       std::lock_guard lk(mu_);
       failure_ = s.message();
       return;
@@ -528,7 +505,7 @@ void Committer::commit_block(uint64_t block, int64_t time_ns) {
 
 Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t chain_id,
                       uint64_t recovered_seq, std::unique_ptr<Committer>& out,
-                      CommitterStart& report, bool outside_fork) {
+                      CommitterStart& report, bool outside_fork, bool start_paused) {
   report = CommitterStart{};
   std::vector<BlockCommitment> prev;
   if (Status s = read_commitments(dir, prev); !s.ok()) return s;
@@ -579,6 +556,7 @@ Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t 
     return Status();
   };
   auto c = std::make_unique<Committer>(dir, make_replica, recovered_seq, chain_id, outside_fork);
+  if (start_paused) c->set_paused(true);
   if (Status s = c->start(); !s.ok()) return s;
   out = std::move(c);
   return Status();

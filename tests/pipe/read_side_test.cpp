@@ -159,6 +159,46 @@ TEST(PipelineReadSide, a_pipeline_on_a_recovered_engine_starts_with_views_equal_
   expect_views_match(p.engine(), p.read_side(), /*all=*/true);
 }
 
+// A start publishes each account's view without building its apply-side state (made from that
+// view at the account's first update): accounts seeded with short and long order lists keep
+// views equal to the engine as trading goes on, nonces included.
+TEST(PipelineReadSide, accounts_seeded_at_start_stay_equal_to_the_engine_as_trading_goes_on) {
+  SCOPED_TRACE("seed " + std::to_string(kSeed + 2));
+  auto e = std::make_unique<Engine>(small_engine());
+  RandomStream stream(kSeed + 2, StreamConfig{10, 2, 4, realtime_ns()});
+  NullSink sink;
+  for (const Tx& tx : stream.genesis()) stream.on_result(tx, e->execute(tx, sink));
+  for (int i = 0; i < 4000; ++i) {
+    const Tx tx = stream.next();
+    stream.on_result(tx, e->execute(tx, sink));
+  }
+  pipe::PipelineConfig cfg = small_pipeline();
+  cfg.read.orders_rebuild_every_batch = 4;
+  uint32_t most = 0, fewest = UINT32_MAX;
+  for (const Account& a : e->accounts()) {
+    most = std::max(most, a.open_orders);
+    fewest = std::min(fewest, a.open_orders);
+  }
+  // both kinds of seeded order list: in the view, and shared (more than orders_rebuild_every_batch)
+  EXPECT_GT(most, cfg.read.orders_rebuild_every_batch);
+  EXPECT_LE(fewest, cfg.read.orders_rebuild_every_batch);
+  pipe::Pipeline p(cfg, std::move(e), nullptr, nullptr);
+  p.start();
+  uint64_t cookie = 0;
+  for (int i = 0; i < 3000 && !::testing::Test::HasFatalFailure(); ++i) {
+    const Tx tx = stream.next();
+    ASSERT_TRUE(p.submit(0, tx, ++cookie, 0));
+    std::optional<pipe::Result> got;
+    for (uint64_t n = 0; !got && n < kSpinCap; ++n, std::this_thread::yield())
+      p.poll_results(0, [&](const pipe::Result& r) { got = r; });
+    ASSERT_TRUE(got && got->cookie == cookie) << "no result for cookie " << cookie;
+    stream.on_result(tx, TxResult{got->reject, got->order_index});
+  }
+  p.stop();
+  expect_busy(p.engine());
+  expect_views_match(p.engine(), p.read_side(), kLiveMarkFieldsFixed);
+}
+
 TEST(ReadSideFromEngine, index_open_interest_and_imf_follow_the_engine_when_mark_stays) {
   Engine e(small_engine());
   ReadSide rs(small_read_side());

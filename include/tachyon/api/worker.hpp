@@ -19,6 +19,7 @@
 #include "tachyon/api/api_metrics.hpp"
 #include "tachyon/api/dry_run.hpp"
 #include "tachyon/api/form.hpp"
+#include "tachyon/codec/tx_hash.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
 namespace tachyon::api {
@@ -76,7 +77,7 @@ class ApiShared {
   std::function<std::string()> latency_text;      // admin /admin/latency (percentile table)
   std::function<std::string()> trace_json;        // admin /admin/trace (Chrome trace JSON)
   // Block commitments (the committer's recent ones), oldest first; null: not served.
-  std::function<std::vector<store::BlockCommitment>(uint64_t from, size_t limit)> blocks;
+  std::function<std::vector<codec::BlockCommitment>(uint64_t from, size_t limit)> blocks;
   std::function<uint64_t()> current_height;
   int64_t start_ms = 0;
 

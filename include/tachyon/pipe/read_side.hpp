@@ -267,6 +267,7 @@ class ReadSide {
     std::shared_ptr<const std::vector<OrderView>> orders_list;
   };
   AccountState& account(AccountIndex a);
+  AccountState* find_account(AccountIndex a);  // nullptr: neither a state nor a published view
   void touch(AccountState& s);
   void touch(MarketState& m);
   void on_trade(const StateUpdate& u);

@@ -14,6 +14,7 @@
 // server already trades, its replica is rebuilt at the last committed seq and the journal after
 // it is committed block by block, before the blocks of new txs.
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -24,30 +25,19 @@
 #include <thread>
 #include <vector>
 
+#include "tachyon/codec/tx_hash.hpp"
 #include "tachyon/core/status.hpp"
 #include "tachyon/engine/engine.hpp"
 
 namespace tachyon::store {
 
-using Hash32 = std::array<uint8_t, 32>;
-using TxHash = std::array<uint8_t, 40>;
-
-// The canonical bytes of a tx as a client signs it: domain tag, chain id, then the codec record
-// with the sequencer's fields (seq, block, time, key version) zeroed.
-std::vector<uint8_t> canonical_tx_bytes(const Tx& tx, uint32_t chain_id);
-TxHash tx_hash(const Tx& tx, uint32_t chain_id);
-std::string to_hex(const uint8_t* p, size_t n);
-
-struct BlockCommitment {
-  uint64_t block = 0;
-  uint64_t first_seq = 0;
-  uint64_t last_seq = 0;
-  int64_t sealed_time_ns = 0;
-  uint32_t tx_count = 0;
-  Hash32 tx_root{};
-  Hash32 state_root{};
-  Hash32 commitment{};
-};
+// The tx hash and the commitment record live in codec (the api names txs too).
+using codec::BlockCommitment;
+using codec::canonical_tx_bytes;
+using codec::Hash32;
+using codec::to_hex;
+using codec::tx_hash;
+using codec::TxHash;
 
 // An incremental Merkle tree over fixed-position leaves (grows by doubling).
 class MerkleTree {
@@ -112,6 +102,9 @@ class Committer {
   uint64_t committed_block() const;
   BlockCommitment last() const;
   size_t backlog() const;
+  // The replica is built and the catch-up done (seconds it took, from the start of prepare).
+  bool prepared() const { return prepared_.load(std::memory_order_acquire); }
+  double prepare_seconds() const { return prepare_seconds_; }
   // Set when the replica could not be made or the catch-up could not read the journal; the
   // committer then commits nothing more (the server stops: commitments must not have holes).
   std::string failure() const;
@@ -160,15 +153,19 @@ class Committer {
   Hash32 chain_{};
   int fd_ = -1;
   std::thread thread_;
+  std::atomic<bool> prepared_{false};
+  double prepare_seconds_ = 0;  // written before prepared_
 };
 
 // Starts the committer of a data dir whose engine was recovered at `recovered_seq`: a replica at
 // the last committed seq (newest snapshot at or below it + journal), then catch-up through
 // `recovered_seq`, both on the committer's thread. Commitments past `recovered_seq` (the journal
 // lost a tail they had seen) are removed from blocks.log first. Fails at once, with the reason, if
-// the journal it needs is gone.
+// the journal it needs is gone. `start_paused`: nothing happens on the committer's thread, not even
+// the replica, until set_paused(false) (a server starts it once it is ready: the replica's load
+// would take a core from the start-up).
 Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t chain_id,
                       uint64_t recovered_seq, std::unique_ptr<Committer>& out,
-                      CommitterStart& report, bool outside_fork = false);
+                      CommitterStart& report, bool outside_fork = false, bool start_paused = false);
 
 }  // namespace tachyon::store

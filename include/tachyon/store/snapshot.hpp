@@ -34,7 +34,10 @@ std::vector<SnapshotInfo> list_snapshots(const std::string& dir);
 // Writes synchronously (the forked child, shutdown, tools).
 Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out = nullptr);
 // Verifies both checksums, loads into a fresh engine, and checks the stored state hash.
-Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info);
+// `check_hash` false: the state hash is not recomputed (the caller checks it against
+// info.state_hash itself, e.g. on another thread while it does other work).
+Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info,
+                     bool check_hash = true);
 // Keeps the newest `keep` snapshots, and the one at `also_keep` if it is not 0.
 Status prune_snapshots(const std::string& dir, size_t keep, uint64_t also_keep = 0);
 
@@ -73,6 +76,10 @@ struct RecoveryReport {
   uint64_t replayed = 0;  // journal txs executed after the snapshot
   uint64_t last_seq = 0;  // the engine's last seq after recovery (0: empty)
   double seconds = 0;
+  // With `defer_hash_check` and no journal tx to replay: the loaded snapshot's state hash was not
+  // recomputed; the caller must check engine.state_hash() == snapshot_hash before using it.
+  bool hash_check_pending = false;
+  uint64_t snapshot_hash = 0;
   JournalScan journal;
   std::vector<std::string> skipped_snapshots;  // invalid ones, with the reason
 };
@@ -83,9 +90,13 @@ using ReplayedFn = std::function<void(const Tx&, const TxResult&)>;
 // `until_seq` stops there: the state at that seq, from the newest snapshot at or below it.
 // `updates` (optional) receives the state updates of the replayed txs. `repair` false: a torn
 // journal tail is not truncated (the journal may be live: the committer's replica reads it while
-// the server appends).
+// the server appends). `defer_hash_check`: the newest snapshot's state hash is checked only
+// before the first journal tx is replayed, and left to the caller when none is
+// (hash_check_pending); a snapshot that fails that check then stops the recovery instead of
+// being skipped.
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
                RecoveryReport& report, const ReplayedFn& replayed = {},
-               uint64_t until_seq = UINT64_MAX, UpdateSink* updates = nullptr, bool repair = true);
+               uint64_t until_seq = UINT64_MAX, UpdateSink* updates = nullptr, bool repair = true,
+               bool defer_hash_check = false);
 
 }  // namespace tachyon::store
