@@ -290,14 +290,17 @@ int serve(const app::Config& c) {
   pipe::Pipeline pipeline(pc, std::move(engine), journal.get(), &committer);
   {
     std::vector<pipe::MarketHistory> saved;
+    std::vector<pipe::AccountTrades> saved_accounts;
     app::TradeHashes saved_hashes;
-    if (Status s = app::load_history(c.data_dir, saved, saved_hashes); !s.ok())
+    if (Status s = app::load_history(c.data_dir, saved, saved_accounts, saved_hashes); !s.ok())
       spdlog::warn("market history not restored from the file: {}", s.message());
     trade_hashes.insert(trade_hashes.begin(), saved_hashes.begin(), saved_hashes.end());
-    pipeline.read_side().restore_history(saved, replayed_history.updates, pipeline.engine(),
-                                         realtime_ns());
-    spdlog::info("market history: {} markets from history.bin, {} replayed trades and payments",
-                 saved.size(), replayed_history.updates.size());
+    pipeline.read_side().restore_history(saved, saved_accounts, replayed_history.updates,
+                                         pipeline.engine(), realtime_ns());
+    spdlog::info(
+        "market history: {} markets and {} accounts' trades from history.bin, {} replayed trades "
+        "and payments",
+        saved.size(), saved_accounts.size(), replayed_history.updates.size());
     replayed_history.updates = {};
   }
   const double read_side_s =

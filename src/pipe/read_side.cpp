@@ -503,6 +503,7 @@ void ReadSide::seed_funding(const Engine& e, const Market& m, int64_t now_ns) {
 }
 
 void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
+                               const std::vector<AccountTrades>& accounts,
                                const std::vector<StateUpdate>& replayed, const Engine& e,
                                int64_t now_ns) {
   std::array<uint64_t, kMaxMarkets> last_trade{};
@@ -532,6 +533,20 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
       m.history_changed = true;
       history_changed_.push_back(h.id);
     }
+  }
+  for (const AccountTrades& at : accounts) {
+    if (accounts_.find(at.account) == nullptr) continue;  // not in the engine
+    AccountState& s = account(at.account);
+    s.trades.clear();
+    s.trades.reserve(kAccountTrades);
+    s.trades.assign(tail(at.trades, kAccountTrades), at.trades.end());
+    for (TradeRecord& t : s.trades) {
+      t.origin_cookie = 0;
+      t.origin_worker = 0;
+    }
+    s.trade_head = 0;
+    s.view.trade_count = at.trade_count;
+    touch(s);
   }
   for (const StateUpdate& u : replayed) {
     if (u.type == UpdateType::kTrade) {

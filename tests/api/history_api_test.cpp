@@ -1,5 +1,6 @@
 // Recent trades and candles across restarts (issue 5): a clean stop saves each market's history
-// (history.bin) and the next start serves it from its first read; after a crash, the journal
+// and each account's recent trades (history.bin) and the next start serves them from its first
+// read; after a crash, the journal
 // replay adds the trades the file does not have; trades the file already has are never counted
 // twice; a damaged file is reported and ignored.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "api/api_support.hpp"
+#include "api/ws_client.hpp"
 
 namespace tachyon::testing {
 namespace {
@@ -37,6 +39,15 @@ struct Desk {
 };
 
 std::string trades(Server& s) { return s.get("/api/v1/recentTrades?market_id=0&limit=100").body; }
+// An account's recent trades and total as account_all_trades/{a} sends them on subscribing.
+std::string account_trades(Server& s, AccountIndex a) {
+  WsClient c(s.port());
+  c.send(R"({"type":"subscribe","channel":"account_all_trades/)" + std::to_string(a) + "\"}");
+  const std::string f = c.recv_until("subscribed/account_all_trades");
+  const size_t from = f.find("\"trades\":"), total = f.find("\"total_trade_count\":");
+  if (from == std::string::npos || total == std::string::npos) return "no trades in " + f;
+  return f.substr(from, f.find_first_of(",}", total) - from);
+}
 std::string candles(Server& s, const char* res) {
   return s.get(std::string("/api/v1/candles?market_id=0&resolution=") + res + "&count_back=50")
       .body;
@@ -45,7 +56,7 @@ std::string candles(Server& s, const char* res) {
 TEST(History, recent_trades_and_candles_survive_clean_and_crash_restarts_once_each) {
   TempDir dir;
   Desk d;
-  std::string trades1, candles1m, candles1h;
+  std::string trades1, candles1m, candles1h, maker1, taker1;
   {
     Server s({}, dir.path());
     ASSERT_TRUE(s.ready()) << s.log();
@@ -56,7 +67,11 @@ TEST(History, recent_trades_and_candles_survive_clean_and_crash_restarts_once_ea
     trades1 = trades(s);
     candles1m = candles(s, "1m");
     candles1h = candles(s, "1h");
+    maker1 = account_trades(s, d.maker.account);
+    taker1 = account_trades(s, d.taker.account);
     ASSERT_EQ(count(trades1, "\"trade_id\""), 6u) << trades1;
+    ASSERT_EQ(count(maker1, "\"trade_id\""), 6u) << maker1;
+    EXPECT_NE(taker1.find("\"total_trade_count\":6"), std::string::npos) << taker1;
     ASSERT_EQ(s.stop(), 0) << s.log();
   }
   // Without the snapshots, the next start replays the whole journal: every trade the history
@@ -64,20 +79,27 @@ TEST(History, recent_trades_and_candles_survive_clean_and_crash_restarts_once_ea
   for (const auto& f : std::filesystem::directory_iterator(dir.path())) {
     if (f.path().extension() == ".snap") std::filesystem::remove(f.path());
   }
-  std::string trades2, candles2m;
+  std::string trades2, candles2m, maker2;
   {
     Server s({}, dir.path());
     ASSERT_TRUE(s.ready()) << s.log();
-    EXPECT_NE(s.log().find("market history: 1 markets from history.bin"), std::string::npos)
+    EXPECT_NE(s.log().find("market history: 1 markets and 2 accounts' trades from history.bin"),
+              std::string::npos)
         << s.log();
     // The first reads, right after ready, are the history before the restart.
     EXPECT_EQ(trades(s), trades1);
     EXPECT_EQ(candles(s, "1m"), candles1m);
     EXPECT_EQ(candles(s, "1h"), candles1h);
+    // and each account's own trades, with their total, counted once
+    EXPECT_EQ(account_trades(s, d.maker.account), maker1);
+    EXPECT_EQ(account_trades(s, d.taker.account), taker1);
     d.round(s);
     trades2 = trades(s);
     candles2m = candles(s, "1m");
+    maker2 = account_trades(s, d.maker.account);
     ASSERT_EQ(count(trades2, "\"trade_id\""), 9u) << trades2;
+    ASSERT_EQ(count(maker2, "\"trade_id\""), 9u) << maker2;
+    EXPECT_NE(maker2.find("\"total_trade_count\":9"), std::string::npos) << maker2;
     s.kill();  // a crash: the last three trades are only in the journal
   }
   {
@@ -85,6 +107,7 @@ TEST(History, recent_trades_and_candles_survive_clean_and_crash_restarts_once_ea
     ASSERT_TRUE(s.ready()) << s.log();
     EXPECT_EQ(trades(s), trades2);
     EXPECT_EQ(candles(s, "1m"), candles2m);
+    EXPECT_EQ(account_trades(s, d.maker.account), maker2);  // the file's six + the replay's three
     ASSERT_EQ(s.stop(), 0) << s.log();
   }
   flip_middle_byte(dir.path() + "/history.bin");  // damaged on disk

@@ -85,6 +85,13 @@ struct MarketHistory {
   int64_t engine_ts_ns = 0;
 };
 
+// An account's recent trades across a restart (history.bin): what its view showed when saved.
+struct AccountTrades {
+  AccountIndex account = 0;
+  uint64_t trade_count = 0;         // the view's total, the saved trades included
+  std::vector<TradeRecord> trades;  // oldest first, at most ReadSide::kAccountTrades
+};
+
 struct PositionView {
   MarketId market = 0;
   Lots size = 0;
@@ -215,10 +222,13 @@ class ReadSide {
   // history start empty: they are not part of the engine state).
   void seed(const Engine& e, int64_t now_ns);
   // Before the apply thread starts, after seed(): the market histories a previous run saved
-  // (recent trades, candles, funding payments), then the trades and funding payments of the
-  // journal replay that they do not have yet (newer trade id, later funding time). The trade
-  // count and last price stay the engine's. Markets the engine does not have are skipped.
+  // (recent trades, candles, funding payments) and the accounts' recent trades, then the trades
+  // and funding payments of the journal replay that they do not have yet (newer trade id, later
+  // funding time). The saved account lists must hold no trade newer than their market's saved
+  // history (save_history cuts them there). The trade count and last price stay the engine's.
+  // Markets and accounts the engine does not have are skipped.
   void restore_history(const std::vector<MarketHistory>& saved,
+                       const std::vector<AccountTrades>& accounts,
                        const std::vector<StateUpdate>& replayed, const Engine& e, int64_t now_ns);
   // apply thread
   void apply(const StateUpdate& u);
