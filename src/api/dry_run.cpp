@@ -132,6 +132,10 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
       if (Reject r = check_order_band(o, om); r != Reject::kOk) return r;
       // A trigger order waits: its position and margin are judged when it fires.
       if (o.trigger_price != 0) return Reject::kOk;
+      // A TWAP's first slice executes at once: judged as that market order (the rest later).
+      const Lots size = o.type == OrderType::kTwap
+                            ? twap_slice(o.base_amount, now_ms, o.order_expiry_ms)
+                            : o.base_amount;
       const pipe::PositionView* p = a.position(o.market);
       if (o.reduce_only) {
         if (p == nullptr || p->size == 0) return Reject::kNoPosition;
@@ -142,9 +146,8 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
           p->open_orders >= static_cast<uint32_t>(m->params.max_orders_per_account))
         return Reject::kMaxOrdersPerAccount;
       __int128 imr_before = 0;
-      const MarginInfo mi =
-          account_margin(a.collateral, a.positions, market_of, o.market,
-                         o.is_ask ? 0 : o.base_amount, o.is_ask ? o.base_amount : 0, &imr_before);
+      const MarginInfo mi = account_margin(a.collateral, a.positions, market_of, o.market,
+                                           o.is_ask ? 0 : size, o.is_ask ? size : 0, &imr_before);
       return order_margin_ok(mi, imr_before) ? Reject::kOk : Reject::kNotEnoughMargin;
     }
     case TxType::kCancelOrder:

@@ -59,6 +59,7 @@ std::string_view order_type_name(OrderType t) {
     case OrderType::kTakeProfit: return "take-profit";
     case OrderType::kTakeProfitLimit: return "take-profit-limit";
     case OrderType::kTwap: return "twap";
+    case OrderType::kTwapSub: return "twap-sub";
     case OrderType::kLiquidation: return "liquidation";
   }
   return "limit";
@@ -198,17 +199,22 @@ void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_
       .dec(static_cast<__int128>(filled) * o.price * m.quote_multiplier, kUsdc);
   w.kv_s("side", o.is_ask ? "ask" : "bid");
   w.kv_s("type", order_type_name(o.type)).kv_s("time_in_force", tif_name(o.tif));
-  w.kv_b("reduce_only", o.reduce_only != 0).key("trigger_price").dec(o.trigger_price, pd);
+  // A TWAP between its slices is open; its trigger is a time, the next slice's (ms).
+  const bool twap = o.pending == kWaitingTwap;
+  w.kv_b("reduce_only", o.reduce_only != 0)
+      .key("trigger_price")
+      .dec(twap ? 0 : o.trigger_price, pd);
   w.kv_i("order_expiry", o.expiry_ms)
-      .kv_s("status", !status.empty() ? status
-                      : o.pending     ? "pending"
-                                      : "open");
+      .kv_s("status", !status.empty()      ? status
+                      : o.pending && !twap ? "pending"
+                                           : "open");
   // waiting for the mark price, or already fired (a trigger order that now rests)
-  w.kv_s("trigger_status", o.pending == kWaitingParent ? "parent-order"
-                           : o.pending                 ? "mark-price"
-                           : o.trigger_price != 0      ? "ready"
-                                                       : "na");
-  w.kv_i("trigger_time", 0).kv_i("parent_order_index", o.parent);
+  w.kv_s("trigger_status", twap                          ? "na"
+                           : o.pending == kWaitingParent ? "parent-order"
+                           : o.pending                   ? "mark-price"
+                           : o.trigger_price != 0        ? "ready"
+                                                         : "na");
+  w.kv_i("trigger_time", twap ? o.trigger_price : 0).kv_i("parent_order_index", o.parent);
   w.kv_s("parent_order_id", std::to_string(o.parent)).kv_i("block_height", 0);
   w.kv_i("timestamp", updated_ns / 1'000'000'000).kv_i("created_at", created_ns / 1'000'000);
   w.kv_i("updated_at", updated_ns / 1'000'000);

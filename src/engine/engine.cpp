@@ -33,7 +33,9 @@ TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
   Ctx c{sink, tx, tx.h.time_ns, tx.h.time_ns / 1'000'000};
   last_seq_ = tx.h.seq;
   last_block_ = tx.h.block;
-  // Time-driven transitions first, in a fixed order: expiries, dead man's switches, breakers.
+  // Time-driven transitions first, in a fixed order: TWAP slices, expiries, dead man's switches,
+  // breakers.
+  fire_twaps(c);
   expire_orders(c, c.now_ms);
   fire_scheduled_cancels(c);
   clear_breakers(c);

@@ -28,6 +28,7 @@ Reject Engine::create_grouped(const Tx& tx, Ctx& c, OrderIndex& out) {
     // the primary is a plain order; every other is a trigger order on the other side of the
     // primary (it closes what the primary opens), reduce-only
     if (primary == is_trigger_type(o.type)) return Reject::kInvalidGrouping;
+    if (o.type == OrderType::kTwap) return Reject::kInvalidGrouping;  // slices have no primary
     if (!primary && (!o.reduce_only || o.is_ask != g.orders[with_primary ? 1 : 0].is_ask))
       return Reject::kInvalidGrouping;
     if (!primary && with_primary && o.is_ask == g.orders[0].is_ask) return Reject::kInvalidGrouping;

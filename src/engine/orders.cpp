@@ -50,6 +50,10 @@ Reject Engine::create_order(const Tx& tx, Ctx& c, OrderIndex& out) {
     out = place_trigger(c, *a, m, o);
     return Reject::kOk;
   }
+  if (o.type == OrderType::kTwap) {  // waits between its slices (engine/triggers.cpp)
+    out = place_twap(c, *a, m, o);
+    return Reject::kOk;
+  }
   const uint32_t slot = start_order(*a, o, size);
   out = pool_[slot].order_index;
   run_order(c, m, *a, slot);
@@ -81,6 +85,9 @@ Reject Engine::check_new_order(const Account& a, const CreateOrderTx& o, int64_t
   }
   // reduce-only: only ever shrinks the position
   size = o.base_amount;
+  // A TWAP's first slice executes now: its room and margin are judged now, the later ones' when
+  // they are due.
+  if (o.type == OrderType::kTwap) size = twap_slice(o.base_amount, now_ms, o.order_expiry_ms);
   if (o.reduce_only) {
     if (p == nullptr || p->size == 0) return Reject::kNoPosition;
     const Lots room = reduce_only_room(a, o.market, o.is_ask);

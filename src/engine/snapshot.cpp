@@ -12,8 +12,9 @@
 namespace tachyon {
 
 namespace {
-constexpr uint32_t kMagic = 0x32474e45;     // "ENG2": funding, breaker, dead man's switch
-constexpr uint32_t kOldMagic = 0x31474e45;  // "ENG1"
+constexpr uint32_t kMagic = 0x33474e45;      // "ENG3": TWAP orders
+constexpr uint32_t kEng2Magic = 0x32474e45;  // "ENG2": funding, breaker, dead man's switch
+constexpr uint32_t kOldMagic = 0x31474e45;   // "ENG1"
 
 struct SavedOrder {
   OrderIndex order_index;
@@ -33,6 +34,12 @@ struct SavedOrder {
 };
 static_assert(sizeof(SavedOrder) == 64);
 static_assert(std::is_trivially_copyable_v<Position> && std::is_trivially_copyable_v<ApiKey>);
+
+SavedOrder saved(const Order& o) {
+  return SavedOrder{o.order_index, o.client_order_index, o.account, o.price,  o.remaining,
+                    o.initial,     o.expiry_ms,          o.market,  o.is_ask, o.type,
+                    o.tif,         o.reduce_only,        o.stp,     {0, 0}};
+}
 
 Order from_saved(const SavedOrder& so, uint32_t account_slot, uint8_t pending, Ticks trigger) {
   Order o{};
@@ -98,10 +105,7 @@ void Engine::save(ByteSink& out) const {
         out.pod(l.count);
         for (uint32_t s = l.head; s != kNoSlot; s = pool_[s].next) {
           const Order& o = pool_[s];
-          SavedOrder so{o.order_index, o.client_order_index, o.account, o.price,  o.remaining,
-                        o.initial,     o.expiry_ms,          o.market,  o.is_ask, o.type,
-                        o.tif,         o.reduce_only,        o.stp,     {0, 0}};
-          out.pod(so);
+          out.pod(saved(o));
         }
       }
     }
@@ -112,10 +116,7 @@ void Engine::save(ByteSink& out) const {
     for (const auto* set : {&m.triggers_below, &m.triggers_above}) {
       for (const auto& [key, id] : *set) {
         const Order& o = pool_[order_slot_.find(id, pool_)];
-        SavedOrder so{o.order_index, o.client_order_index, o.account, o.price,  o.remaining,
-                      o.initial,     o.expiry_ms,          o.market,  o.is_ask, o.type,
-                      o.tif,         o.reduce_only,        o.stp,     {0, 0}};
-        out.pod(so);
+        out.pod(saved(o));
         out.pod(o.trigger_price);
       }
     }
@@ -131,10 +132,16 @@ void Engine::save(ByteSink& out) const {
   out.pod(static_cast<uint64_t>(waiting.size()));
   for (uint32_t s : waiting) {
     const Order& o = pool_[s];
-    SavedOrder so{o.order_index, o.client_order_index, o.account, o.price,  o.remaining,
-                  o.initial,     o.expiry_ms,          o.market,  o.is_ask, o.type,
-                  o.tif,         o.reduce_only,        o.stp,     {0, 0}};
-    out.pod(so);
+    out.pod(saved(o));
+    out.pod(o.trigger_price);
+  }
+  // TWAPs between their slices (their time in trigger_price)
+  std::vector<uint32_t> twaps;
+  for (const auto& [due, id] : twaps_) twaps.push_back(order_slot_.find(id, pool_));
+  out.pod(static_cast<uint64_t>(twaps.size()));
+  for (uint32_t s : twaps) {
+    const Order& o = pool_[s];
+    out.pod(saved(o));
     out.pod(o.trigger_price);
   }
   out.pod(static_cast<uint64_t>(linked.size()));
@@ -157,6 +164,10 @@ Status Engine::load(ByteSource& in, bool validate_after) {
     return bad(
         "format ENG1 was written by an older tachyon (before funding and liquidation); "
         "start from a fresh data dir or replay its journal with that version");
+  if (magic == kEng2Magic)
+    return bad(
+        "format ENG2 was written by an older tachyon (before TWAP orders); start from a fresh "
+        "data dir or replay its journal with this version");
   if (magic != kMagic) return bad("bad magic");
   if (pool_.live_count() != 0 || accounts_.size() > 2) return bad("load needs a fresh engine");
   accounts_.clear();
@@ -324,6 +335,24 @@ Status Engine::load(ByteSource& in, bool validate_after) {
     if (so.expiry_ms != 0) expiries_.push(s);
     order_slot_.insert(so.order_index, s);
     if (so.client_order_index != 0) coi_slot_.emplace(CoiKey{so.account, so.client_order_index}, s);
+  }
+  const uint64_t n_twaps = in.pod<uint64_t>();
+  if (n_twaps > in.remaining() / sizeof(SavedOrder)) return bad("TWAP count");
+  for (uint64_t k = 0; k < n_twaps && !in.failed(); ++k) {
+    const SavedOrder so = in.pod<SavedOrder>();
+    const Ticks due = in.pod<Ticks>();
+    auto acct = account_slot_.find(so.account);
+    if (in.failed() || acct == account_slot_.end() || so.market >= kMaxMarkets ||
+        !markets_[so.market].exists || so.type != OrderType::kTwap || due <= 0 ||
+        so.remaining <= 0 || pool_.full() || order_slot_.find(so.order_index, pool_) != kNoSlot)
+      return bad("TWAP order");
+    const uint32_t s = pool_.alloc();
+    pool_[s] = from_saved(so, acct->second, kWaitingTwap, due);
+    ++markets_[so.market].waiting_orders;
+    if (so.expiry_ms != 0) expiries_.push(s);
+    order_slot_.insert(so.order_index, s);
+    if (so.client_order_index != 0) coi_slot_.emplace(CoiKey{so.account, so.client_order_index}, s);
+    twaps_.insert({due, so.order_index});
   }
   const uint64_t n_links = in.pod<uint64_t>();
   if (n_links > in.remaining() / 32) return bad("group link count");

@@ -103,9 +103,16 @@ uint64_t Engine::state_hash() const {
       }
     }
   }
-  for (const Account& a : accounts_) {  // grouped orders: waiting children and links
+  for (const Account& a : accounts_) {  // grouped orders: waiting children and links; TWAPs
     for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next) {
       const Order& o = pool_[s];
+      if (o.pending == kWaitingTwap) {
+        for (int64_t v : {int64_t(o.order_index), int64_t(o.client_order_index), int64_t(o.account),
+                          o.price, o.trigger_price, o.remaining, o.initial, o.expiry_ms,
+                          int64_t{o.is_ask}, int64_t{o.reduce_only}, int64_t(o.stp)})
+          h.add_i(v);
+        continue;
+      }
       if (o.pending != kWaitingParent && (o.child | o.parent | o.sibling) == 0) continue;
       for (int64_t v : {int64_t(o.order_index), int64_t{o.pending}, o.trigger_price, o.remaining,
                         o.price, int64_t(o.child), int64_t(o.parent), int64_t(o.sibling)})
@@ -190,10 +197,16 @@ std::string Engine::validate() const {
     pending += m.pending_orders + m.waiting_orders;
   }
   std::array<uint32_t, kMaxMarkets> waiting{};
+  size_t twaps = 0;
   for (const Account& acc : accounts_) {
     for (uint32_t s = acc.order_head; s != kNoSlot; s = pool_[s].acct_next) {
       const Order& o = pool_[s];
-      if (o.pending == kWaitingParent) ++waiting[o.market];
+      if (o.pending == kWaitingParent || o.pending == kWaitingTwap) ++waiting[o.market];
+      if (o.pending == kWaitingTwap) {
+        ++twaps;
+        if (o.type != OrderType::kTwap || !twaps_.contains({o.trigger_price, o.order_index}))
+          return fail("a TWAP missing from the slice schedule");
+      }
       auto linked = [&](OrderIndex id) -> const Order* {
         const uint32_t x = order_slot_.find(id, pool_);
         return x == kNoSlot ? nullptr : &pool_[x];
@@ -209,6 +222,7 @@ std::string Engine::validate() const {
   for (const Market& m : markets_) {
     if (m.exists && waiting[m.id] != m.waiting_orders) return fail("waiting order count");
   }
+  if (twaps != twaps_.size()) return fail("the TWAP slice schedule holds orders that are gone");
   resting += pending;
   if (resting != pool_.live_count()) return fail("pool holds orders that no book has");
   for (const Market& m : markets_) {

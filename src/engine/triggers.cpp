@@ -35,6 +35,7 @@ void Engine::link_pending(Market& m, Account& a, uint32_t slot) {
     ++m.pending_orders;
   } else {
     ++m.waiting_orders;
+    if (o.pending == kWaitingTwap) twaps_.insert({o.trigger_price, o.order_index});
   }
   if (o.expiry_ms != 0) expiries_.push(slot);
   order_slot_.insert(o.order_index, slot);
@@ -56,6 +57,7 @@ void Engine::unlink_pending(Market& m, Account& a, uint32_t slot) {
     --m.pending_orders;
   } else {
     --m.waiting_orders;
+    if (o.pending == kWaitingTwap) twaps_.erase({o.trigger_price, o.order_index});
   }
   if (o.heap_pos != kNoSlot) expiries_.erase(slot);
   order_slot_.erase(o.order_index, pool_);
@@ -157,6 +159,92 @@ void Engine::fire_trigger(Ctx& c, uint32_t slot) {
     return;
   }
   match_and_rest(c, m, a, slot, bound, market_like);
+}
+
+// ---- TWAP ----
+
+OrderIndex Engine::place_twap(Ctx& c, Account& a, Market& m, const CreateOrderTx& tx) {
+  CreateOrderTx t = tx;
+  t.trigger_price = c.now_ms;  // the first slice is due now
+  const OrderIndex id = place_trigger(c, a, m, t, kWaitingTwap);
+  fire_twap(c, order_slot_.find(id, pool_));
+  return id;
+}
+
+void Engine::fire_twaps(Ctx& c) {
+  // Each firing moves its TWAP past now or removes it: the loop ends.
+  while (!twaps_.empty() && twaps_.begin()->first <= c.now_ms)
+    fire_twap(c, order_slot_.find(twaps_.begin()->second, pool_));
+}
+
+// One slice: an IOC market order of the TWAP's account, bounded by the TWAP's price and the
+// market's price protection; its fill comes off the TWAP. A halted market skips the slice; a
+// reduce-only TWAP with nothing left to reduce, or a slice the margin refuses, ends the TWAP.
+void Engine::fire_twap(Ctx& c, uint32_t slot) {
+  Order& p = pool_[slot];
+  Market& m = markets_[p.market];
+  Account& a = accounts_[p.account_slot];
+  const int64_t due = p.trigger_price, next = due + kTwapSliceMs;
+  const bool last = next >= p.expiry_ms;
+  Lots size = twap_slice(p.remaining, due, p.expiry_ms);
+  twaps_.erase({due, p.order_index});
+  p.trigger_price = last ? 0 : next;
+  if (!last) twaps_.insert({next, p.order_index});
+  bool run = check_market_status(m.status(), TimeInForce::kIoc, p.reduce_only) == Reject::kOk &&
+             !pool_.full();
+  if (run && p.reduce_only) {
+    size = std::min(size, reduce_only_room(a, m.id, p.is_ask));
+    if (size == 0) {
+      remove_pending(c, slot, RemoveReason::kReduceOnly);
+      return;
+    }
+  } else if (run && check_order_margin(a, m, p.is_ask, size) != Reject::kOk) {
+    remove_pending(c, slot, RemoveReason::kMarginNotAllowed);
+    return;
+  }
+  if (run) {
+    const uint32_t s = pool_.alloc();
+    Order& t = pool_[s];
+    t.order_index = next_order_index_++;
+    t.client_order_index = 0;
+    t.account = p.account;
+    t.account_slot = p.account_slot;
+    t.price = p.price;
+    t.remaining = t.initial = size;
+    t.expiry_ms = 0;
+    t.prev = t.next = t.acct_prev = t.acct_next = t.heap_pos = kNoSlot;
+    t.market = m.id;
+    t.is_ask = p.is_ask;
+    t.type = OrderType::kTwapSub;
+    t.tif = TimeInForce::kIoc;
+    t.reduce_only = p.reduce_only;
+    t.stp = p.stp;
+    t.pending = 0;
+    t.trigger_price = 0;
+    t.child = t.sibling = 0;
+    t.parent = p.order_index;
+    const __int128 mark = m.mark_price;
+    const Bps4 prot = m.params.market_protection;
+    const Ticks bound =
+        p.is_ask
+            ? std::max<Ticks>(
+                  p.price, static_cast<Ticks>(ceil_div(mark * (kFractionOne - prot), kFractionOne)))
+            : std::min<Ticks>(p.price,
+                              static_cast<Ticks>(mark * (kFractionOne + prot) / kFractionOne));
+    const Position* before = a.position(m.id);
+    const Lots size_before = before != nullptr ? before->size : 0;
+    match_and_rest(c, m, a, s, bound, /*is_market=*/true);
+    const Position* after = a.position(m.id);
+    const Lots moved = (after != nullptr ? after->size : 0) - size_before;
+    p.remaining -= std::min(p.remaining, moved < 0 ? -moved : moved);
+  }
+  if (p.remaining == 0) {
+    remove_pending(c, slot, RemoveReason::kFilled);
+  } else if (last) {
+    remove_pending(c, slot, RemoveReason::kExpired);  // its time is up with some unfilled
+  } else {
+    emit_order(c, UpdateType::kOrderReduced, p);  // what is left, and when the next slice is due
+  }
 }
 
 // New size, price and trigger for a waiting order: it keeps its order index and waits again

@@ -332,12 +332,13 @@ void ReadSide::on_order(const StateUpdate& u) {
   } else {
     auto it = s.orders.find(o.order_index);
     if (it == s.orders.end()) return;  // a taker that never rested
+    // a waiting order (trigger, grouped child, TWAP between slices) carries no open size
     const Lots before = it->second.o.pending ? 0 : it->second.o.remaining;
     if (u.type == UpdateType::kOrderRemoved) {
       open_side(o.market, o.is_ask, -before, -1);
       s.orders.erase(it);
     } else {
-      open_side(o.market, o.is_ask, o.remaining - before, 0);
+      open_side(o.market, o.is_ask, (o.pending ? 0 : o.remaining) - before, 0);
       it->second.o = o;
       it->second.updated_ns = u.time_ns;
     }

@@ -168,6 +168,47 @@ TEST(RiskApi, a_liquidation_shows_in_liquidation_trades) {
   EXPECT_EQ(s.stop(), 0) << s.log();
 }
 
+// The account_all_orders/{a} snapshot a trader gets on subscribing with its auth token.
+std::string orders_snapshot(Server& s, const Trader& t) {
+  WsClient c(s.port());
+  c.recv();
+  const std::string tok = api::make_auth_token(now_ms() / 1000 + 600, t.account, 0, 304, t.sk);
+  c.send(R"({"type":"subscribe","channel":"account_all_orders/)" + std::to_string(t.account) +
+         R"(","auth":")" + tok + "\"}");
+  return c.recv_until("subscribed/account_all_orders");
+}
+
+// A TWAP over sendTx: dry-run and engine accept it, its first slice trades at once, and the
+// account's order list shows it open, with the time its next slice is due.
+TEST(RiskApi, a_twap_over_rest_slices_at_once_and_shows_when_the_next_slice_is_due) {
+  Server s;
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader maker(4), t(3);
+  for (Trader* x : {&maker, &t})
+    ASSERT_EQ(s.deposit(x->account, 100'000'000'000, x->pk).status, 200);
+  ASSERT_EQ(field(s.send(maker.order(0, true, 10'000, 301'000), maker.sk).body, "code"), "200");
+  Tx tw = t.order(0, false, 5'000, 310'000);  // 0.5 ETH over 10 minutes: 20 slices of 0.025
+  tw.order.type = OrderType::kTwap;
+  tw.order.order_expiry_ms = now_ms() + 600'000;
+  const HttpResult r = s.send(tw, t.sk);
+  ASSERT_EQ(field(r.body, "code"), "200") << r.body;
+  const std::string acct = s.get("/api/v1/account?by=index&value=3").body;
+  EXPECT_NE(acct.find("\"position\":\"0.0250\""), std::string::npos) << acct;
+  const std::string snap = orders_snapshot(s, t);
+  EXPECT_NE(snap.find("\"type\":\"twap\""), std::string::npos) << snap;
+  EXPECT_NE(snap.find("\"status\":\"open\""), std::string::npos) << snap;
+  EXPECT_NE(snap.find("\"base_size\":4750"), std::string::npos) << snap;  // what is left
+  EXPECT_EQ(snap.find("\"trigger_time\":0"), std::string::npos) << snap;
+  // a TWAP as IOC is refused by the dry-run with its code
+  Tx ioc = t.order(0, false, 5'000, 310'000, TimeInForce::kIoc);
+  ioc.order.type = OrderType::kTwap;
+  const HttpResult bad = s.send(ioc, t.sk);
+  EXPECT_NE(bad.body.find(std::to_string(reject_code(Reject::kInvalidTimeInForce))),
+            std::string::npos)
+      << bad.body;
+  EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
 TEST(RiskApi, an_otoco_group_over_rest_shows_its_waiting_children) {
   Server s;
   ASSERT_TRUE(s.ready()) << s.log();
@@ -194,11 +235,7 @@ TEST(RiskApi, an_otoco_group_over_rest_shows_its_waiting_children) {
   }
   const HttpResult r = s.send(g, t.sk);
   ASSERT_EQ(field(r.body, "code"), "200") << r.body;
-  WsClient c(s.port());
-  c.recv();
-  const std::string tok = api::make_auth_token(now_ms() / 1000 + 600, 3, 0, 304, t.sk);
-  c.send(R"({"type":"subscribe","channel":"account_all_orders/3","auth":")" + tok + "\"}");
-  const std::string snap = c.recv_until("subscribed/account_all_orders");
+  const std::string snap = orders_snapshot(s, t);
   EXPECT_NE(snap.find("\"trigger_status\":\"parent-order\""), std::string::npos) << snap;
   EXPECT_NE(snap.find("\"type\":\"stop-loss\""), std::string::npos) << snap;
   EXPECT_NE(snap.find("\"status\":\"pending\""), std::string::npos) << snap;

@@ -235,21 +235,17 @@ TEST_F(Scenario, order_shape_and_amount_rejects_in_precedence_order) {
   run_table({
       {"market 7 does not exist", lim([](CreateOrderTx& o) { o.market = 7; }),
        Reject::kInvalidMarket},
-      {"twap (not supported)", lim([](CreateOrderTx& o) { o.type = OrderType::kTwap; }),
-       Reject::kInvalidOrderType},
-      {"liquidation orders are the engine's own", lim([](CreateOrderTx& o) {
-         o.type = OrderType::kLiquidation;
-       }),
-       Reject::kInvalidOrderType},
+      {"twap slices are the engine's own",
+       lim([](CreateOrderTx& o) { o.type = OrderType::kTwapSub; }), Reject::kInvalidOrderType},
+      {"liquidation orders are the engine's own",
+       lim([](CreateOrderTx& o) { o.type = OrderType::kLiquidation; }), Reject::kInvalidOrderType},
       {"a stop-loss executes as a market order: IOC only", lim([](CreateOrderTx& o) {
          o.type = OrderType::kStopLoss;
          o.trigger_price = 1;
        }),
        Reject::kInvalidTimeInForce},
-      {"a stop-loss-limit needs a trigger price", lim([](CreateOrderTx& o) {
-         o.type = OrderType::kStopLossLimit;
-       }),
-       Reject::kInvalidTrigger},
+      {"a stop-loss-limit needs a trigger price",
+       lim([](CreateOrderTx& o) { o.type = OrderType::kStopLossLimit; }), Reject::kInvalidTrigger},
       {"a limit order has none", lim([](CreateOrderTx& o) { o.trigger_price = 5; }),
        Reject::kInvalidTrigger},
       {"time in force 3", lim([](CreateOrderTx& o) { o.tif = static_cast<TimeInForce>(3); }),

@@ -14,18 +14,7 @@ constexpr Lots kOne = 10'000;  // 1.0000 ETH
 
 class TriggerTest : public EngineTest {
  protected:
-  void SetUp() override {
-    b.sync_op_nonce(engine.operator_next_nonce());
-    run(b.create_market(0, demo_market_params(), 300'000));
-    b.sync_op_nonce(engine.operator_next_nonce());
-    run(b.deposit(kMaker, 10'000'000 * kUsdc));
-    b.sync_op_nonce(engine.operator_next_nonce());
-    run(b.deposit(kTrader, 100'000 * kUsdc));
-    // maker: bids at 2990.00 and 2800.00, asks at 3010.00 and 3200.00
-    for (auto [ask, px] :
-         {std::pair{false, 299'000}, {false, 280'000}, {true, 301'000}, {true, 320'000}})
-      ASSERT_TRUE(run(b.limit(kMaker, N(kMaker), 0, ask, px, 5 * kOne)).ok());
-  }
+  void SetUp() override { market_with_maker(kMaker, {{kTrader, 100'000 * kUsdc}}); }
   void index(Ticks px) {
     b.sync_op_nonce(engine.operator_next_nonce());
     ASSERT_TRUE(run(b.set_index(0, px)).ok());
@@ -180,13 +169,9 @@ TEST_F(TriggerTest, waiting_orders_survive_a_snapshot_and_fire_the_same_way) {
   ASSERT_TRUE(
       run(trigger(kTrader, OrderType::kTakeProfitLimit, true, 305'000, 305'000, kOne, true, 3))
           .ok());
-  VectorSink out;
-  engine.save(out);
   Engine copy(small_config());
-  ByteSource in(out.bytes.data(), out.bytes.size());
-  ASSERT_TRUE(copy.load(in).ok());
-  EXPECT_EQ(copy.state_hash(), engine.state_hash());
-  EXPECT_EQ(copy.validate(), "");
+  reload_into(copy);
+  ASSERT_FALSE(HasFatalFailure());
   EXPECT_EQ(copy.market(0)->pending_orders, 2u);
   const Tx pull = b.cancel(kMaker, N(kMaker), 0, kFirstOrderIndex);  // the 2990.00 bid
   ASSERT_TRUE(run(pull).ok());
@@ -332,13 +317,9 @@ TEST_F(GroupedTest, groups_survive_a_snapshot) {
                   {buy_limit(295'000, kOne), child(OrderType::kStopLoss, 290'000, 270'000),
                    child(OrderType::kTakeProfit, 310'000, 300'000)}));
   ASSERT_TRUE(r.ok()) << reject_message(r.reject);
-  VectorSink out;
-  engine.save(out);
   Engine copy(small_config());
-  ByteSource in(out.bytes.data(), out.bytes.size());
-  ASSERT_TRUE(copy.load(in).ok());
-  EXPECT_EQ(copy.state_hash(), engine.state_hash());
-  EXPECT_EQ(copy.validate(), "");
+  reload_into(copy);
+  ASSERT_FALSE(HasFatalFailure());
   // the same fill arms the same children in both
   const Tx sell = b.limit(kMaker, N(kMaker), 0, true, 295'000, kOne, TimeInForce::kIoc);
   ASSERT_TRUE(run(sell).ok());

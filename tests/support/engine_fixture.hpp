@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support/tx_builder.hpp"
+#include "tachyon/core/bytes.hpp"
 #include "tachyon/engine/engine.hpp"
 
 namespace tachyon::testing {
@@ -96,6 +97,34 @@ class EngineTest : public ::testing::Test {
     return p ? p->size : 0;
   }
   Usdc collateral(AccountIndex a) const { return engine.account(a)->collateral; }
+
+  // Loads a snapshot of the engine into `copy` (a fresh engine of the same config) and checks
+  // that it is the same state.
+  void reload_into(Engine& copy) {
+    VectorSink out;
+    engine.save(out);
+    ByteSource in(out.bytes.data(), out.bytes.size());
+    ASSERT_TRUE(copy.load(in).ok());
+    EXPECT_EQ(copy.state_hash(), engine.state_hash());
+    EXPECT_EQ(copy.validate(), "");
+  }
+
+  // Market 0 (ETH, index 3000.00) and a maker with bids at 2990.00 and 2800.00 and asks at
+  // 3010.00 and 3200.00, 5 ETH each; then each of `traders` funded with its amount.
+  void market_with_maker(AccountIndex maker,
+                         const std::vector<std::pair<AccountIndex, Usdc>>& traders) {
+    b.sync_op_nonce(engine.operator_next_nonce());
+    run(b.create_market(0, demo_market_params(), 300'000));
+    b.sync_op_nonce(engine.operator_next_nonce());
+    run(b.deposit(maker, 10'000'000 * kUsdc));
+    for (const auto& [a, amount] : traders) {
+      b.sync_op_nonce(engine.operator_next_nonce());
+      run(b.deposit(a, amount));
+    }
+    for (auto [ask, px] :
+         {std::pair{false, 299'000}, {false, 280'000}, {true, 301'000}, {true, 320'000}})
+      ASSERT_TRUE(run(b.limit(maker, N(maker), 0, ask, px, 5 * 10'000)).ok());
+  }
 
   Engine engine;
   TxBuilder b;

@@ -152,6 +152,10 @@ class Engine {
   void collect_triggers(Ctx& c, Market& m);
   void fire_trigger(Ctx& c, uint32_t slot);
   Reject modify_pending(const Tx& tx, Ctx& c, uint32_t slot);
+  // TWAP orders (engine/triggers.cpp): placed waiting, a slice now and every kTwapSliceMs after
+  OrderIndex place_twap(Ctx& c, Account& a, Market& m, const CreateOrderTx& o);
+  void fire_twaps(Ctx& c);  // every slice due at the tx's time, oldest first
+  void fire_twap(Ctx& c, uint32_t slot);
 
   // shared checks, in the documented precedence
   Reject check_operator(const Tx& tx) const;
@@ -222,6 +226,8 @@ class Engine {
   uint64_t last_block_ = 0;
   // Dead man's switches by deadline (derived from the accounts: rebuilt by load()).
   absl::btree_set<std::pair<int64_t, uint32_t>> scheduled_cancels_;
+  // TWAP orders by the time of their next slice (derived from the orders: rebuilt by load()).
+  absl::btree_set<std::pair<int64_t, OrderIndex>> twaps_;
   uint64_t breaker_markets_[4] = {0, 0, 0, 0};  // markets whose breaker is tripped (derived)
   RiskStats risk_stats_;
 };

@@ -33,9 +33,9 @@ struct Order {
   StpMode stp;
   uint8_t live;
   // Not in the book: 1 a stop-loss / take-profit waiting for its trigger, 2 a grouped order's
-  // child waiting for its primary (kWaitingParent).
+  // child waiting for its primary (kWaitingParent), 3 a TWAP between its slices (kWaitingTwap).
   uint8_t pending;
-  Ticks trigger_price;  // 0 = none
+  Ticks trigger_price;  // 0 = none; a TWAP's: the time (ms) its next slice is due
   // Grouped orders (order indices, 0 = none): a primary's first child, a child's primary, the
   // other order of an OCO pair.
   OrderIndex child, parent, sibling;
@@ -43,6 +43,7 @@ struct Order {
 static_assert(sizeof(Order) == 120);
 inline constexpr uint8_t kWaitingTrigger = 1;
 inline constexpr uint8_t kWaitingParent = 2;
+inline constexpr uint8_t kWaitingTwap = 3;
 
 inline bool is_trigger_type(OrderType t) {
   return t == OrderType::kStopLoss || t == OrderType::kStopLossLimit ||

@@ -2,6 +2,8 @@
 // The stateless order checks, in the documented precedence (ENGINE.md): market status, shape,
 // amounts, price band. Pure functions of the order and market numbers, so the engine (the
 // authority) and the api workers' dry-run (against snapshots) run the same code.
+#include <algorithm>
+
 #include "tachyon/core/reject.hpp"
 #include "tachyon/core/units.hpp"
 #include "tachyon/engine/tx.hpp"
@@ -13,6 +15,17 @@ struct OrderMarket {
   Ticks mark;
   int64_t quote_multiplier;
 };
+
+// TWAP: a good-till-time order executed in slices, one every kTwapSliceMs from its creation while
+// its expiry is ahead; each slice is an IOC market order (type twap-sub) bounded by the TWAP's
+// price and the market's price protection. What a slice leaves unfilled is spread over the
+// slices after it; after the last one the TWAP ends.
+inline constexpr int64_t kTwapSliceMs = 30'000;
+// The size of the slice due at `due_ms`: the rest spread over the slices left before `end_ms`.
+inline Lots twap_slice(Lots remaining, int64_t due_ms, int64_t end_ms) {
+  const int64_t left = std::max<int64_t>(1, (end_ms - due_ms + kTwapSliceMs - 1) / kTwapSliceMs);
+  return (remaining + left - 1) / left;
+}
 
 inline Reject check_market_status(MarketStatus status, TimeInForce tif, bool reduce_only) {
   switch (status) {
@@ -28,12 +41,15 @@ inline Reject check_market_status(MarketStatus status, TimeInForce tif, bool red
 // Type, time in force, flags, self-trade mode, trigger, expiry, client order index range.
 // Trigger orders (stop-loss / take-profit, market or limit) need a trigger price and an expiry
 // (how long they may wait); the market-like ones execute as IOC market orders when they fire.
+// A TWAP is good-till-time with an expiry (its slices run until then) and a size.
 inline Reject check_order_shape(const CreateOrderTx& o, int64_t now_ms) {
   const bool trigger = o.type == OrderType::kStopLoss || o.type == OrderType::kStopLossLimit ||
                        o.type == OrderType::kTakeProfit || o.type == OrderType::kTakeProfitLimit;
   const bool is_market = o.type == OrderType::kMarket || o.type == OrderType::kStopLoss ||
                          o.type == OrderType::kTakeProfit;
-  if (o.type != OrderType::kLimit && !is_market && !trigger) return Reject::kInvalidOrderType;
+  const bool twap = o.type == OrderType::kTwap;
+  if (o.type != OrderType::kLimit && !is_market && !trigger && !twap)
+    return Reject::kInvalidOrderType;
   if (static_cast<uint8_t>(o.tif) > static_cast<uint8_t>(TimeInForce::kPostOnly))
     return Reject::kInvalidTimeInForce;
   if (o.is_ask > 1 || o.reduce_only > 1) return Reject::kInvalidTxInfo;
@@ -42,6 +58,8 @@ inline Reject check_order_shape(const CreateOrderTx& o, int64_t now_ms) {
   if (trigger ? o.trigger_price <= 0 || o.trigger_price > kMaxPriceTicks : o.trigger_price != 0)
     return Reject::kInvalidTrigger;
   if (is_market && o.tif != TimeInForce::kIoc) return Reject::kInvalidTimeInForce;
+  if (twap && o.tif != TimeInForce::kGoodTillTime) return Reject::kInvalidTimeInForce;
+  if (twap && o.base_amount <= 0) return Reject::kInvalidBaseAmount;
   if (trigger) {
     if (o.order_expiry_ms <= now_ms) return Reject::kInvalidExpiry;
   } else if (o.tif == TimeInForce::kIoc ? o.order_expiry_ms != 0 : o.order_expiry_ms <= now_ms) {

@@ -40,6 +40,7 @@ enum class OrderType : uint8_t {
   kTakeProfit = 4,
   kTakeProfitLimit = 5,
   kTwap = 6,
+  kTwapSub = 7,      // internal: one slice of a TWAP order, an IOC market order
   kLiquidation = 8,  // internal: the engine's IOC order for an account under maintenance margin
 };
 enum class TimeInForce : uint8_t { kIoc = 0, kGoodTillTime = 1, kPostOnly = 2 };
