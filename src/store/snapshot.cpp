@@ -311,6 +311,17 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
     break;
   }
   if (!engine) engine = std::make_unique<Engine>(cfg);
+  // The journal must continue the state recovery starts from. One that begins later (its older
+  // segments were retired under a snapshot that no longer loads) would lose everything before
+  // it without a word when it holds no record yet.
+  if (const uint64_t first = first_journal_seq(dir); first > report.snapshot_seq + 1) {
+    std::string why = "the journal starts at seq " + std::to_string(first) + ", but " +
+                      (report.from_snapshot ? "the newest snapshot that loads covers seq " +
+                                                  std::to_string(report.snapshot_seq)
+                                            : std::string("no snapshot loads"));
+    for (const std::string& skipped : report.skipped_snapshots) why += "; skipped: " + skipped;
+    return Status::error(why);
+  }
   NullSink sink;
   uint64_t next = report.snapshot_seq + 1;
   Status gap;

@@ -228,6 +228,34 @@ TEST(Snapshot, a_state_hash_that_differs_after_loading_is_caught_deferred_or_not
   EXPECT_EQ(e->state_hash(), rep.snapshot_hash ^ 1);  // the state is right; the claim is not
 }
 
+// The journal's older segments are gone (a snapshot covered them) and that snapshot does not load:
+// recovery refuses with the reasons instead of starting from the empty state, even when the
+// journal left holds no record to show the gap.
+TEST(Snapshot, a_journal_that_starts_after_every_loadable_snapshot_stops_recovery) {
+  TempDir dir;
+  (void)journal_stream(dir.path(), 11, 3000, 1 << 20, 3000);
+  for (const std::string& seg : files_with(dir.path(), "journal-")) std::filesystem::remove(seg);
+  {
+    store::JournalConfig jc;
+    jc.dir = dir.path();
+    std::unique_ptr<store::Journal> j;  // what a restart after the snapshot leaves: an empty
+    ASSERT_TRUE(store::Journal::open(jc, 3001, j).ok());  // segment from seq 3001
+    j->close();
+  }
+  std::unique_ptr<Engine> e;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());  // the snapshot loads
+  EXPECT_EQ(rep.last_seq, 3000u);
+  const std::string snap = files_with(dir.path(), "snapshot-").back();
+  flip_byte(snap, std::filesystem::file_size(snap) / 2);
+  const Status s = store::recover(dir.path(), EngineConfig{}, e, rep);
+  ASSERT_FALSE(s.ok()) << "recovered seq " << rep.last_seq << " from nothing";
+  EXPECT_NE(s.message().find("the journal starts at seq 3001, but no snapshot loads"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("checksum"), std::string::npos) << s.message();
+}
+
 TEST(Snapshot, segments_are_deleted_only_once_a_snapshot_covers_them) {
   TempDir dir;
   StreamReplayer r(10);
@@ -257,7 +285,7 @@ TEST(Snapshot, segments_are_deleted_only_once_a_snapshot_covers_them) {
   for (const auto& s : files_with(dir.path(), "snapshot-")) ASSERT_TRUE(store::remove_file(s).ok());
   const Status s = store::recover(dir.path(), EngineConfig{}, e, rep);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("does not continue"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("the journal starts at seq"), std::string::npos) << s.message();
 }
 
 TEST(Snapshot, a_forked_snapshot_matches_the_state_at_the_fork) {
