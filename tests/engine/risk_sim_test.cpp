@@ -69,6 +69,8 @@ class MirrorSink final : public UpdateSink {
         books.push_back(u.order.market);
         if (u.type == UpdateType::kOrderRemoved && u.order.reason == RemoveReason::kTriggered)
           ++triggered;
+        if (u.type == UpdateType::kOrderRemoved && u.order.type == OrderType::kTwapSub)
+          ++twap_slices;
         break;
       default: break;
     }
@@ -81,6 +83,7 @@ class MirrorSink final : public UpdateSink {
   std::vector<MarketId> books;
   uint64_t trades[4] = {0, 0, 0, 0};
   uint64_t triggered = 0;
+  uint64_t twap_slices = 0;
 };
 
 struct SimResult {
@@ -90,6 +93,7 @@ struct SimResult {
   uint64_t trades[4] = {0, 0, 0, 0};
   int64_t funding_payments = 0;
   uint64_t triggered = 0;
+  uint64_t twap_slices = 0;
   std::string failure;
 };
 
@@ -172,6 +176,16 @@ SimResult run_sim(uint64_t seed, int64_t txs) {
           tav > 0 ? tav * lev * rng.range(50, 100) / 100 / unit : 1, 1, 1'000'000));
       const bool ask = rng.chance(50);
       tx = b.market(a, nonce(a), m, ask, ask ? mark * 95 / 100 : mark * 105 / 100, size);
+    } else if (roll < 560 && rng.chance(25)) {  // a TWAP: slices every 30 s for 1 to 10 minutes
+      const AccountIndex a = kFirst + static_cast<AccountIndex>(rng.below(kAccounts));
+      const Position* p = e.account(a)->position(m);
+      const bool reduce = p != nullptr && p->size != 0 && rng.chance(40);
+      const bool ask = reduce ? p->size > 0 : rng.chance(50);
+      tx = b.limit(a, nonce(a), m, ask, ask ? mark * 96 / 100 : mark * 104 / 100,
+                   m == 0 ? rng.range(10, 20'000) : rng.range(10, 5'000));
+      tx.order.type = OrderType::kTwap;
+      tx.order.reduce_only = reduce;
+      tx.order.order_expiry_ms = b.now_ms() + rng.range(60'000, 600'000);
     } else if (roll < 560) {  // a stop-loss or take-profit (market or limit) on a position
       const AccountIndex a = kFirst + static_cast<AccountIndex>(rng.below(kAccounts));
       const Position* p = e.account(a)->position(m);
@@ -298,6 +312,7 @@ SimResult run_sim(uint64_t seed, int64_t txs) {
   res.risk = e.risk_stats();
   for (int k = 0; k < 4; ++k) res.trades[k] = sink.trades[k];
   res.triggered = sink.triggered;
+  res.twap_slices = sink.twap_slices;
   return res;
 }
 
@@ -309,19 +324,20 @@ TEST(RiskSimulation, volatile_markets_keep_money_open_interest_and_margin_invari
   std::printf(
       "simulation: %llu txs (%llu accepted); trades %llu, liquidation fills %llu, takeovers %llu, "
       "ADL %llu; %llu partial / %llu full liquidations, %llu funding payments, deficit covered "
-      "%lld micro-USDC, %llu margin checks, %llu stop/take-profit orders fired\n",
+      "%lld micro-USDC, %llu margin checks, %llu stop/take-profit orders fired, %llu TWAP slices\n",
       (unsigned long long)a.txs, (unsigned long long)a.accepted, (unsigned long long)a.trades[0],
       (unsigned long long)a.trades[1], (unsigned long long)a.trades[2],
       (unsigned long long)a.trades[3], (unsigned long long)a.risk.partial_liquidations,
       (unsigned long long)a.risk.full_liquidations, (unsigned long long)a.risk.funding_payments,
       (long long)a.risk.deficit_covered, (unsigned long long)a.risk.margin_checks,
-      (unsigned long long)a.triggered);
+      (unsigned long long)a.triggered, (unsigned long long)a.twap_slices);
   // The simulation must reach every part of the waterfall, or it proves nothing.
   EXPECT_GT(a.trades[1], 0u) << "no liquidation fill";
   EXPECT_GT(a.risk.full_liquidations, 0u);
   EXPECT_GT(a.trades[2] + a.trades[3], 0u) << "no takeover or deleverage";
   EXPECT_GT(a.risk.funding_payments, 0u);
   EXPECT_GT(a.triggered, 0u);
+  EXPECT_GT(a.twap_slices, 0u);
   // deterministic: the same seed gives the same state
   const SimResult b = run_sim(seed, txs);
   ASSERT_TRUE(b.failure.empty()) << b.failure;
