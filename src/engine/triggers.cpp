@@ -253,7 +253,9 @@ Reject Engine::modify_pending(const Tx& tx, Ctx& c, uint32_t slot) {
   const ModifyOrderTx& x = tx.modify;
   Order& o = pool_[slot];
   Market& m = markets_[o.market];
-  if (o.pending != kWaitingTrigger) return Reject::kInvalidTrigger;  // waits for its primary
+  // a TWAP is not modified (cancel it and place another); a grouped child waits for its primary
+  if (o.pending == kWaitingTwap) return Reject::kInvalidOrderType;
+  if (o.pending != kWaitingTrigger) return Reject::kInvalidTrigger;
   if (x.trigger_price <= 0 || x.trigger_price > kMaxPriceTicks) return Reject::kInvalidTrigger;
   if (x.base_amount < 0 || x.base_amount > kMaxBaseAmount || (x.base_amount == 0 && !o.reduce_only))
     return Reject::kInvalidBaseAmount;

@@ -91,11 +91,14 @@ TEST_F(TwapTest, what_a_slice_leaves_unfilled_is_spread_over_the_rest_and_the_la
   EXPECT_TRUE(removed_as(r.order_index, RemoveReason::kExpired));
 }
 
-TEST_F(TwapTest, a_canceled_twap_sends_no_more_slices) {
+TEST_F(TwapTest, a_twap_is_not_modified_and_a_canceled_one_sends_no_more_slices) {
   const TxResult r = run(twap(kTrader, kBid, 310'000, 2 * kOne, 600'000));
   ASSERT_TRUE(r.ok());
   const Lots first = pos_size(kTrader);
   EXPECT_EQ(first, 1'000);  // 2 ETH over 20 slices
+  run_table({{"modify a TWAP",
+              [&] { return b.modify(kTrader, N(kTrader), 0, r.order_index, kOne, 305'000); },
+              Reject::kInvalidOrderType}});
   ASSERT_TRUE(run(b.cancel(kTrader, N(kTrader), 0, r.order_index)).ok());
   EXPECT_TRUE(removed_as(r.order_index, RemoveReason::kCanceled));
   after(30'000);
