@@ -1,9 +1,9 @@
 #pragma once
 // Each market's recent trades, candles and funding payments (the read side's MarketHistory) and
-// each account's recent trades across restarts: saved to <data_dir>/history.bin after every snapshot and when the server
-// stops, loaded when it starts; the journal replay after the engine's snapshot adds what came
-// later (ReadSide::restore_history skips what the file already has). A damaged or foreign file is
-// reported and ignored: it never stops the server.
+// each account's recent trades across restarts: saved to <data_dir>/history.bin after every
+// snapshot and when the server stops, loaded when it starts; the journal replay after the engine's
+// snapshot adds what came later (ReadSide::restore_history skips what the file already has). A
+// damaged or foreign file is reported and ignored: it never stops the server.
 #include <array>
 #include <functional>
 #include <string>

@@ -16,6 +16,16 @@ Reject Engine::check_price_band(const Market& m, bool is_ask, Ticks price) const
   return check_limit_band(m.params, m.mark_price, is_ask, price);
 }
 
+Ticks Engine::protection_bound(const Market& m, bool is_ask, Ticks price) const {
+  const __int128 mark = m.mark_price;
+  const Bps4 prot = m.params.market_protection;
+  return is_ask
+             ? std::max<Ticks>(
+                   price, static_cast<Ticks>(ceil_div(mark * (kFractionOne - prot), kFractionOne)))
+             : std::min<Ticks>(price,
+                               static_cast<Ticks>(mark * (kFractionOne + prot) / kFractionOne));
+}
+
 Lots Engine::reduce_only_room(const Account& a, MarketId m, bool is_ask) const {
   const Position* p = a.position(m);
   if (p == nullptr) return 0;
@@ -131,19 +141,9 @@ uint32_t Engine::start_order(Account& a, const CreateOrderTx& o, Lots size) {
 // A new live order as the taker: price protection for market orders, post-only, then matching.
 void Engine::run_order(Ctx& c, Market& m, Account& a, uint32_t slot) {
   const Order& o = pool_[slot];
-  Ticks bound = o.price;
   const bool is_market = o.type == OrderType::kMarket;
-  const __int128 mark = m.mark_price;
-  if (is_market) {  // price protection: never walk further than the market's band from mark
-    const Bps4 prot = m.params.market_protection;
-    if (o.is_ask) {
-      bound = std::max<Ticks>(
-          o.price, static_cast<Ticks>(ceil_div(mark * (kFractionOne - prot), kFractionOne)));
-    } else {
-      bound =
-          std::min<Ticks>(o.price, static_cast<Ticks>(mark * (kFractionOne + prot) / kFractionOne));
-    }
-  }
+  // price protection: never walk further than the market's band from mark
+  const Ticks bound = is_market ? protection_bound(m, o.is_ask, o.price) : o.price;
   if (o.tif == TimeInForce::kPostOnly && m.book.crosses(o.is_ask, o.price)) {
     finish_taker(c, slot, RemoveReason::kPostOnly);
     return;

@@ -121,28 +121,23 @@ void Engine::save(ByteSink& out) const {
       }
     }
   }
-  // grouped children waiting for their primary, then every group link (from the account lists)
-  std::vector<uint32_t> waiting, linked;
+  // Orders waiting outside the book with their trigger_price: grouped children waiting for their
+  // primary, then TWAPs between slices (the time of the next one); then every group link (all
+  // from the account lists).
+  std::vector<uint32_t> waiting, twaps, linked;
   for (const Account& a : accounts_) {
     for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next) {
       if (pool_[s].pending == kWaitingParent) waiting.push_back(s);
+      if (pool_[s].pending == kWaitingTwap) twaps.push_back(s);
       if (pool_[s].child | pool_[s].parent | pool_[s].sibling) linked.push_back(s);
     }
   }
-  out.pod(static_cast<uint64_t>(waiting.size()));
-  for (uint32_t s : waiting) {
-    const Order& o = pool_[s];
-    out.pod(saved(o));
-    out.pod(o.trigger_price);
-  }
-  // TWAPs between their slices (their time in trigger_price)
-  std::vector<uint32_t> twaps;
-  for (const auto& [due, id] : twaps_) twaps.push_back(order_slot_.find(id, pool_));
-  out.pod(static_cast<uint64_t>(twaps.size()));
-  for (uint32_t s : twaps) {
-    const Order& o = pool_[s];
-    out.pod(saved(o));
-    out.pod(o.trigger_price);
+  for (const auto* list : {&waiting, &twaps}) {
+    out.pod(static_cast<uint64_t>(list->size()));
+    for (uint32_t s : *list) {
+      out.pod(saved(pool_[s]));
+      out.pod(pool_[s].trigger_price);
+    }
   }
   out.pod(static_cast<uint64_t>(linked.size()));
   for (uint32_t s : linked) {
@@ -319,41 +314,34 @@ Status Engine::load(ByteSource& in, bool validate_after) {
       if (o.client_order_index != 0) coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, s);
     }
   }
-  const uint64_t n_waiting = in.pod<uint64_t>();
-  if (n_waiting > in.remaining() / sizeof(SavedOrder)) return bad("waiting order count");
-  for (uint64_t k = 0; k < n_waiting && !in.failed(); ++k) {
-    const SavedOrder so = in.pod<SavedOrder>();
-    const Ticks trigger = in.pod<Ticks>();
-    auto acct = account_slot_.find(so.account);
-    if (in.failed() || acct == account_slot_.end() || so.market >= kMaxMarkets ||
-        !markets_[so.market].exists || !is_trigger_type(so.type) || trigger <= 0 || pool_.full() ||
-        order_slot_.find(so.order_index, pool_) != kNoSlot)
-      return bad("waiting order");
-    const uint32_t s = pool_.alloc();
-    pool_[s] = from_saved(so, acct->second, kWaitingParent, trigger);
-    ++markets_[so.market].waiting_orders;
-    if (so.expiry_ms != 0) expiries_.push(s);
-    order_slot_.insert(so.order_index, s);
-    if (so.client_order_index != 0) coi_slot_.emplace(CoiKey{so.account, so.client_order_index}, s);
-  }
-  const uint64_t n_twaps = in.pod<uint64_t>();
-  if (n_twaps > in.remaining() / sizeof(SavedOrder)) return bad("TWAP count");
-  for (uint64_t k = 0; k < n_twaps && !in.failed(); ++k) {
-    const SavedOrder so = in.pod<SavedOrder>();
-    const Ticks due = in.pod<Ticks>();
-    auto acct = account_slot_.find(so.account);
-    if (in.failed() || acct == account_slot_.end() || so.market >= kMaxMarkets ||
-        !markets_[so.market].exists || so.type != OrderType::kTwap || due <= 0 ||
-        so.remaining <= 0 || pool_.full() || order_slot_.find(so.order_index, pool_) != kNoSlot)
-      return bad("TWAP order");
-    const uint32_t s = pool_.alloc();
-    pool_[s] = from_saved(so, acct->second, kWaitingTwap, due);
-    ++markets_[so.market].waiting_orders;
-    if (so.expiry_ms != 0) expiries_.push(s);
-    order_slot_.insert(so.order_index, s);
-    if (so.client_order_index != 0) coi_slot_.emplace(CoiKey{so.account, so.client_order_index}, s);
-    twaps_.insert({due, so.order_index});
-  }
+  // Orders waiting outside the book: grouped children (their trigger), then TWAPs (the time of
+  // their next slice).
+  auto load_waiting = [&](uint8_t kind, const std::string& what) {
+    const uint64_t n = in.pod<uint64_t>();
+    if (n > in.remaining() / sizeof(SavedOrder)) return bad(what + " count");
+    for (uint64_t k = 0; k < n && !in.failed(); ++k) {
+      const SavedOrder so = in.pod<SavedOrder>();
+      const Ticks trigger = in.pod<Ticks>();
+      auto acct = account_slot_.find(so.account);
+      const bool type_ok = kind == kWaitingTwap ? so.type == OrderType::kTwap && so.remaining > 0
+                                                : is_trigger_type(so.type);
+      if (in.failed() || acct == account_slot_.end() || so.market >= kMaxMarkets ||
+          !markets_[so.market].exists || !type_ok || trigger <= 0 || pool_.full() ||
+          order_slot_.find(so.order_index, pool_) != kNoSlot)
+        return bad(what);
+      const uint32_t s = pool_.alloc();
+      pool_[s] = from_saved(so, acct->second, kind, trigger);
+      ++markets_[so.market].waiting_orders;
+      if (so.expiry_ms != 0) expiries_.push(s);
+      order_slot_.insert(so.order_index, s);
+      if (so.client_order_index != 0)
+        coi_slot_.emplace(CoiKey{so.account, so.client_order_index}, s);
+      if (kind == kWaitingTwap) twaps_.insert({trigger, so.order_index});
+    }
+    return Status();
+  };
+  if (Status st = load_waiting(kWaitingParent, "waiting order"); !st.ok()) return st;
+  if (Status st = load_waiting(kWaitingTwap, "TWAP order"); !st.ok()) return st;
   const uint64_t n_links = in.pod<uint64_t>();
   if (n_links > in.remaining() / 32) return bad("group link count");
   for (uint64_t k = 0; k < n_links && !in.failed(); ++k) {

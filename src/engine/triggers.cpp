@@ -143,17 +143,8 @@ void Engine::fire_trigger(Ctx& c, uint32_t slot) {
     finish_taker(c, slot, RemoveReason::kCanceled);
     return;
   }
-  Ticks bound = o.price;
-  if (market_like) {  // the market's price protection, as for a market order
-    const __int128 mark = m.mark_price;
-    const Bps4 prot = m.params.market_protection;
-    bound =
-        o.is_ask
-            ? std::max<Ticks>(
-                  o.price, static_cast<Ticks>(ceil_div(mark * (kFractionOne - prot), kFractionOne)))
-            : std::min<Ticks>(o.price,
-                              static_cast<Ticks>(mark * (kFractionOne + prot) / kFractionOne));
-  }
+  // the market's price protection, as for a market order
+  const Ticks bound = market_like ? protection_bound(m, o.is_ask, o.price) : o.price;
   if (o.tif == TimeInForce::kPostOnly && m.book.crosses(o.is_ask, o.price)) {
     finish_taker(c, slot, RemoveReason::kPostOnly);
     return;
@@ -223,14 +214,7 @@ void Engine::fire_twap(Ctx& c, uint32_t slot) {
     t.trigger_price = 0;
     t.child = t.sibling = 0;
     t.parent = p.order_index;
-    const __int128 mark = m.mark_price;
-    const Bps4 prot = m.params.market_protection;
-    const Ticks bound =
-        p.is_ask
-            ? std::max<Ticks>(
-                  p.price, static_cast<Ticks>(ceil_div(mark * (kFractionOne - prot), kFractionOne)))
-            : std::min<Ticks>(p.price,
-                              static_cast<Ticks>(mark * (kFractionOne + prot) / kFractionOne));
+    const Ticks bound = protection_bound(m, p.is_ask, p.price);
     const Position* before = a.position(m.id);
     const Lots size_before = before != nullptr ? before->size : 0;
     match_and_rest(c, m, a, s, bound, /*is_market=*/true);

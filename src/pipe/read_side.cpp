@@ -601,21 +601,16 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
     v->master = a.master;
     v->l1_address = a.l1_address;
     v->collateral = a.collateral;
+    // Both sorted as the views keep them (keys by index, positions by market); every market with
+    // an open order has a position entry whose open-order aggregates count what on_order counts.
     v->keys.reserve(a.keys.size());
     for (const ApiKey& k : a.keys)
       v->keys.push_back(KeyView{k.index, k.version, k.next_nonce, k.pubkey});
-    std::sort(v->keys.begin(), v->keys.end(),
-              [](const KeyView& x, const KeyView& y) { return x.index < y.index; });
     v->positions.reserve(a.positions.size());
     for (const Position& p : a.positions) {
-      PositionView pv;
-      pv.market = p.market;
-      pv.size = p.size;
-      pv.entry_notional = p.entry_notional;
-      pv.realized_pnl = p.realized_pnl;
-      pv.imf = p.imf;
-      pv.funding_paid = p.funding_paid;
-      v->positions.push_back(pv);
+      v->positions.push_back(PositionView{p.market, p.size, p.entry_notional, p.realized_pnl,
+                                          p.buy_open, p.sell_open, p.imf, p.open_orders,
+                                          p.funding_paid});
     }
     orders.clear();
     for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next) {
@@ -628,19 +623,7 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
           o.parent};
       ov.created_ns = ov.updated_ns = now_ns;
       orders.push_back(ov);
-      // what on_order counts: a waiting trigger order carries no open size
-      auto it = std::find_if(v->positions.begin(), v->positions.end(),
-                             [&](const PositionView& p) { return p.market == o.market; });
-      if (it == v->positions.end()) {
-        v->positions.push_back(PositionView{});
-        it = v->positions.end() - 1;
-        it->market = o.market;
-      }
-      (o.is_ask ? it->sell_open : it->buy_open) += o.pending ? 0 : o.remaining;
-      ++it->open_orders;
     }
-    std::sort(v->positions.begin(), v->positions.end(),
-              [](const PositionView& x, const PositionView& y) { return x.market < y.market; });
     std::sort(orders.begin(), orders.end(), [](const OrderView& x, const OrderView& y) {
       return x.o.order_index < y.o.order_index;
     });

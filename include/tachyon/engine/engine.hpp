@@ -164,6 +164,9 @@ class Engine {
 
   // orders
   Reject check_price_band(const Market& m, bool is_ask, Ticks price) const;
+  // A market-like order's bound: its own price, but never further than the market's price
+  // protection from the mark.
+  Ticks protection_bound(const Market& m, bool is_ask, Ticks price) const;
   Reject check_order_margin(const Account& a, const Market& m, bool is_ask, Lots size) const;
   // Margin with extra open size on one market (may be negative: a modify that shrinks).
   MarginInfo margin_with(const Account& a, MarketId m, Lots extra_buy, Lots extra_sell,
