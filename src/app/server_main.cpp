@@ -517,6 +517,9 @@ int serve(const app::Config& c) {
   sd_notify("STOPPING=1");
   shared.ready.store(false);
   server.stop_accepting();
+  // A snapshot child started on the sequencer thread dies with that thread (PR_SET_PDEATHSIG):
+  // let it finish first.
+  if (snapshotter.busy()) (void)snapshotter.wait();
   pipeline.stop();  // drains the rings: everything submitted is sequenced, journaled, answered
   server.stop();    // delivers the last replies, closes connections
   if (Status s = app::save_tx_index(c.data_dir, shared.tx_records()); !s.ok())
@@ -528,7 +531,6 @@ int serve(const app::Config& c) {
   const store::BlockCommitment last = committer.last();
   spdlog::info("committed height {} (seq {}), commitment {}", last.block, last.last_seq,
                store::to_hex(last.commitment.data(), last.commitment.size()));
-  if (snapshotter.busy()) (void)snapshotter.wait();
   journal->close();  // everything sequenced is now durable
   const Engine& e = pipeline.engine();
   if (e.last_seq() != covered()) {

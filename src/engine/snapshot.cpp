@@ -123,27 +123,40 @@ void Engine::save(ByteSink& out) const {
   }
   // Orders waiting outside the book with their trigger_price: grouped children waiting for their
   // primary, then TWAPs between slices (the time of the next one); then every group link (all
-  // from the account lists).
-  std::vector<uint32_t> waiting, twaps, linked;
+  // from the account lists). Counted first, then written by one more walk per non-empty kind:
+  // save() allocates nothing, because a snapshot's fork() child of this multi-threaded process
+  // must not call malloc (another thread may have held an allocator lock at the fork).
+  auto is_waiting = [](const Order& o) { return o.pending == kWaitingParent; };
+  auto is_twap = [](const Order& o) { return o.pending == kWaitingTwap; };
+  auto is_linked = [](const Order& o) { return (o.child | o.parent | o.sibling) != 0; };
+  uint64_t n_waiting = 0, n_twaps = 0, n_linked = 0;
   for (const Account& a : accounts_) {
     for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next) {
-      if (pool_[s].pending == kWaitingParent) waiting.push_back(s);
-      if (pool_[s].pending == kWaitingTwap) twaps.push_back(s);
-      if (pool_[s].child | pool_[s].parent | pool_[s].sibling) linked.push_back(s);
+      n_waiting += is_waiting(pool_[s]);
+      n_twaps += is_twap(pool_[s]);
+      n_linked += is_linked(pool_[s]);
     }
   }
-  for (const auto* list : {&waiting, &twaps}) {
-    out.pod(static_cast<uint64_t>(list->size()));
-    for (uint32_t s : *list) {
-      out.pod(saved(pool_[s]));
-      out.pod(pool_[s].trigger_price);
+  auto each = [&](uint64_t n, auto&& pick, auto&& write) {
+    out.pod(n);
+    for (const Account& a : accounts_) {
+      if (n == 0) break;
+      for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next) {
+        if (!pick(pool_[s])) continue;
+        write(pool_[s]);
+        --n;
+      }
     }
-  }
-  out.pod(static_cast<uint64_t>(linked.size()));
-  for (uint32_t s : linked) {
-    for (OrderIndex v : {pool_[s].order_index, pool_[s].child, pool_[s].parent, pool_[s].sibling})
-      out.pod(v);
-  }
+  };
+  auto waiting_order = [&](const Order& o) {
+    out.pod(saved(o));
+    out.pod(o.trigger_price);
+  };
+  each(n_waiting, is_waiting, waiting_order);
+  each(n_twaps, is_twap, waiting_order);
+  each(n_linked, is_linked, [&](const Order& o) {
+    for (OrderIndex v : {o.order_index, o.child, o.parent, o.sibling}) out.pod(v);
+  });
   for (const Account& a : accounts_) {  // each account's order list, in list order
     out.pod(a.open_orders);
     for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next)

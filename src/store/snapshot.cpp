@@ -2,13 +2,16 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 
@@ -89,30 +92,32 @@ std::vector<SnapshotInfo> list_snapshots(const std::string& dir) {
 
 namespace {
 // Streams the body straight into the file with a running checksum: no 200 MB staging buffer.
+// The buffer is the caller's (kSinkBuffer bytes), so writing allocates nothing.
+constexpr size_t kSinkBuffer = size_t{1} << 20;
 class FileSink final : public ByteSink {
  public:
-  explicit FileSink(int fd) : fd_(fd) { buf_.reserve(kBuf); }
+  FileSink(int fd, uint8_t* buf) : fd_(fd), buf_(buf) {}
   void put(const void* data, size_t n) override {
     crc_ = crc32c(data, n, crc_);
     len_ += n;
     const auto* p = static_cast<const uint8_t*>(data);
-    if (buf_.size() + n > kBuf) flush();
-    if (n >= kBuf) {
+    if (used_ + n > kSinkBuffer) flush();
+    if (n >= kSinkBuffer) {
       write_all(p, n);
     } else {
-      buf_.insert(buf_.end(), p, p + n);
+      std::memcpy(buf_ + used_, p, n);
+      used_ += n;
     }
   }
   void flush() {
-    write_all(buf_.data(), buf_.size());
-    buf_.clear();
+    write_all(buf_, used_);
+    used_ = 0;
   }
   bool ok() const { return ok_; }
   uint32_t crc() const { return crc_; }
   uint64_t length() const { return len_; }
 
  private:
-  static constexpr size_t kBuf = 1 << 20;
   void write_all(const uint8_t* p, size_t n) {
     while (ok_ && n > 0) {
       const ssize_t w = ::write(fd_, p, n);
@@ -124,22 +129,36 @@ class FileSink final : public ByteSink {
     }
   }
   int fd_;
-  std::vector<uint8_t> buf_;
+  uint8_t* buf_;
+  size_t used_ = 0;
   uint32_t crc_ = 0;
   uint64_t len_ = 0;
   bool ok_ = true;
 };
-}  // namespace
 
-Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out) {
-  if (Status s = make_dirs(dir); !s.ok()) return s;
+// What writing a snapshot needs, made before it starts: in a fork() child the write itself must
+// not allocate (another thread of the parent may have held an allocator lock at the fork).
+struct SnapshotTarget {
+  std::string dir, path, tmp;
+  uint8_t* buf = nullptr;  // kSinkBuffer bytes
+};
+
+SnapshotTarget make_target(const std::string& dir, uint64_t seq, uint8_t* buf) {
+  SnapshotTarget t{dir, snapshot_path(dir, seq), {}, buf};
+  t.tmp = t.path + ".tmp";
+  return t;
+}
+
+// Allocates nothing unless it fails (the error's message).
+Status write_to(const Engine& e, const SnapshotTarget& t, SnapshotInfo* out) {
   const uint64_t seq = e.last_seq(), hash = e.state_hash();
-  const std::string path = snapshot_path(dir, seq), tmp = path + ".tmp";
+  const std::string& path = t.path;
+  const std::string& tmp = t.tmp;
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::error("create " + tmp + ": " + std::strerror(errno));
-  std::vector<uint8_t> head(kSnapshotHeaderSize, 0);
+  std::array<uint8_t, kSnapshotHeaderSize> head{};
   bool ok = ::write(fd, head.data(), head.size()) == static_cast<ssize_t>(head.size());
-  FileSink body(fd);
+  FileSink body(fd, t.buf);
   if (ok) {
     e.save(body);
     body.flush();
@@ -163,9 +182,16 @@ Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out
     ::unlink(tmp.c_str());
     return Status::error("write snapshot " + tmp + ": " + std::strerror(ok ? errno : err));
   }
-  if (Status s = sync_dir(dir); !s.ok()) return s;
+  if (Status s = sync_dir(t.dir); !s.ok()) return s;
   if (out != nullptr) *out = SnapshotInfo{seq, hash, head.size() + len, path};
   return Status();
+}
+}  // namespace
+
+Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out) {
+  if (Status s = make_dirs(dir); !s.ok()) return s;
+  std::vector<uint8_t> buf(kSinkBuffer);
+  return write_to(e, make_target(dir, e.last_seq(), buf.data()), out);
 }
 
 Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info, bool check_hash) {
@@ -217,11 +243,25 @@ ForkSnapshotter::~ForkSnapshotter() {
 
 Status ForkSnapshotter::start(const Engine& e, const std::string& dir, int64_t* pause_ns) {
   if (busy()) return Status::error("a snapshot is already being written");
+  if (dir != made_dir_) {
+    if (Status s = make_dirs(dir); !s.ok()) return s;
+    made_dir_ = dir;
+  }
+  if (buf_ == nullptr) buf_ = std::make_unique<uint8_t[]>(kSinkBuffer);
+  const SnapshotTarget target = make_target(dir, e.last_seq(), buf_.get());
+  const pid_t parent = ::getpid();
   const int64_t t0 = now_ns();
   const pid_t pid = ::fork();
   if (pid < 0) return Status::error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {  // child: a frozen copy of the engine; write it and leave without cleanup
-    const Status s = write_snapshot(e, dir);
+  if (pid == 0) {
+    // The child: a frozen copy of the engine; write it and leave without cleanup. It calls no
+    // malloc (write_to() allocates nothing on success): a thread of the parent may have held an
+    // allocator lock at the fork, and the child has only this thread to ever release it (ASan's
+    // allocator, for one, would deadlock here). A writer whose server died is killed with it: a
+    // restarted server must not find an orphan still writing into its data dir.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(2);  // died before the prctl took effect
+    const Status s = write_to(e, target, nullptr);
     if (!s.ok()) std::fprintf(stderr, "snapshot: %s\n", s.message().c_str());
     ::_exit(s.ok() ? 0 : 1);
   }

@@ -62,6 +62,12 @@ uint64_t run_and_kill(const std::vector<std::string>& args, int run_ms) {
   }
   finish(c, true);
   EXPECT_GT(acked, start) << "the feed acknowledged nothing";
+  // A snapshot writer (the feed's fork() child) dies with the feed: none may go on writing into
+  // the data dir the next run recovers from.
+  const auto dir = std::find(args.begin(), args.end(), "--data-dir");
+  if (dir != args.end() && dir + 1 != args.end()) {
+    EXPECT_EQ(kill_survivors(*(dir + 1), 5000), 0u) << "a snapshot writer outlived the feed";
+  }
   return acked;
 }
 

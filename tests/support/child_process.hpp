@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -72,6 +75,44 @@ inline int finish(Child& c, bool kill_it) {
   ::waitpid(c.pid, &ws, 0);
   ::close(c.out);
   return ws;
+}
+
+// Processes (other than this one) with `arg` among their command-line arguments.
+inline std::vector<pid_t> processes_with_arg(const std::string& arg) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == ::getpid()) continue;
+    std::ifstream f(e.path() / "cmdline", std::ios::binary);
+    const std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (size_t p = 0; p < cmd.size();) {
+      const size_t end = std::min(cmd.find('\0', p), cmd.size());
+      if (cmd.compare(p, end - p, arg) == 0) {
+        out.push_back(pid);
+        break;
+      }
+      p = end + 1;
+    }
+  }
+  return out;
+}
+
+// Waits up to `timeout_ms` for every process with `arg` on its command line to be gone (e.g. a
+// killed parent's helpers, which must die with it), then SIGKILLs those left; returns how many
+// were left, so a test can fail on them without leaving them running.
+inline size_t kill_survivors(const std::string& arg, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::vector<pid_t> left = processes_with_arg(arg);
+  while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+    pollfd none{};
+    ::poll(&none, 0, 5);  // yield between looks at /proc
+    left = processes_with_arg(arg);
+  }
+  for (pid_t p : left) ::kill(p, SIGKILL);
+  return left.size();
 }
 
 }  // namespace tachyon::testing

@@ -45,6 +45,8 @@ class ForkSnapshotter {
  public:
   ~ForkSnapshotter();
   // Forks; the child writes the snapshot of `e` and exits. pause_ns = time the caller was stopped.
+  // The child is killed if the thread that called start() exits first (PR_SET_PDEATHSIG): wait()
+  // from that thread before it ends, and a crash of the process never leaves an orphan writer.
   Status start(const Engine& e, const std::string& dir, int64_t* pause_ns = nullptr);
   bool busy() const { return child_ > 0; }
   // Seq of the snapshot started last, and of the last one written successfully (0: none yet).
@@ -57,7 +59,8 @@ class ForkSnapshotter {
  private:
   Status reap(int wstatus);
   pid_t child_ = -1;
-  std::string dir_;
+  std::string dir_, made_dir_;
+  std::unique_ptr<uint8_t[]> buf_;  // the child's write buffer, made once
   uint64_t seq_ = 0;
   uint64_t last_written_ = 0;
 };
