@@ -3,6 +3,7 @@
 // most a few frames back, each a JSON object, and never takes the worker down.
 #include "support/tx_builder.hpp"
 #include "tachyon/api/worker.hpp"
+#include "tachyon/pipe/pipeline.hpp"
 
 namespace {
 using namespace tachyon;

@@ -33,10 +33,10 @@ double ns_per_op(uint64_t n, F&& f) {
 
 void micro() {
   const uint64_t n = 20'000'000;
-  obs::Histogram h;
-  obs::Counter c;
+  tachyon::Histogram h;
+  tachyon::Counter c;
   obs::FlightRecorder rec;
-  obs::Track& t = rec.track("bench");
+  tachyon::Track& t = rec.track("bench");
   const uint16_t name = rec.name_id("span");
   volatile int64_t sink = 0;
   std::printf("## recording primitives, ns per operation (%llu ops each)\n\n",
@@ -54,8 +54,8 @@ void micro() {
   std::printf("| Counter::add_single | %.2f |\n", ns_per_op(n, [&](uint64_t) { c.add_single(); }));
   std::printf("| Track::span (flight-recorder event, stamps given) | %.2f |\n",
               ns_per_op(n, [&](uint64_t i) { t.span(name, int64_t(i), int64_t(i) + 5, i); }));
-  std::printf("| obs::Span (two clock reads + event) | %.2f |\n",
-              ns_per_op(n, [&](uint64_t i) { obs::Span s(&t, name, i); }));
+  std::printf("| tachyon::Span (two clock reads + event) | %.2f |\n",
+              ns_per_op(n, [&](uint64_t i) { tachyon::Span s(&t, name, i); }));
   std::printf("\n");
 }
 

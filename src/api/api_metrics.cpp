@@ -29,10 +29,10 @@ const char* const kReadNames[] = {"worker_book_copy", "account_orders", "ws_upda
                                   "book_history"};
 }  // namespace
 
-ApiMetrics::ApiMetrics(obs::Registry& r, uint32_t workers) : reg_(r) {
+ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers) : reg_(r) {
   const size_t shards = workers == 0 ? 1 : workers;
-  obs::ShardedHistogram* other_dry = nullptr;
-  obs::Counter *other_ok = nullptr, *other_rej = nullptr;
+  tachyon::ShardedHistogram* other_dry = nullptr;
+  tachyon::Counter *other_ok = nullptr, *other_rej = nullptr;
   for (int t = 0; t < 256; ++t) {
     const char* n = tx_type_name(t);
     if (n == nullptr) continue;
@@ -69,7 +69,7 @@ ApiMetrics::ApiMetrics(obs::Registry& r, uint32_t workers) : reg_(r) {
   fanout_ns_ =
       &r.histogram("tachyon_ws_fanout", "One fan-out round of new updates on a worker", "", shards);
   fanout_updates_ = &r.histogram("tachyon_ws_fanout_updates", "Updates handled per fan-out round",
-                                 "", shards, obs::Unit::kCount);
+                                 "", shards, tachyon::Unit::kCount);
   for (uint32_t code = 21000; code < 22000; ++code) {
     if (reject_message(static_cast<Reject>(code)) == "unknown reject") continue;
     rejects_[code] = &r.counter("tachyon_rejects", "Rejected txs by code",

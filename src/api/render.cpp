@@ -5,6 +5,7 @@
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/worker.hpp"
 #include "tachyon/engine/margin.hpp"
+#include "tachyon/engine/order.hpp"
 
 namespace tachyon::api {
 

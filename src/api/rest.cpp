@@ -135,7 +135,7 @@ std::string ApiShared::trade_tx_hash(const pipe::TradeRecord& r) const {
   return it == restored_trade_hashes.end() ? "" : to_hex(it->second.data(), it->second.size());
 }
 
-WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Pipeline& pipe, uint32_t index)
+WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Front& pipe, uint32_t index)
     : shared_(shared),
       cfg_(shared.cfg),
       pipe_(pipe),

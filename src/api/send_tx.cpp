@@ -47,7 +47,7 @@ void WorkerLogic::record_stages(const pipe::Result& r, int64_t t_dry, int64_t t_
   m.stage(index_, Stage::kAppliedToDurable, r.t_durable_ns - r.t_applied_ns);
   m.stage(index_, Stage::kDurableToSent, t_sent - r.t_durable_ns);
   m.stage(index_, Stage::kRecvToSent, t_sent - r.t_recv_ns);
-  obs::Track* const track = m.tracks[index_];
+  tachyon::Track* const track = m.tracks[index_];
   if (track != nullptr && m.slow_tx_dump_ns > 0 && t_sent - r.t_recv_ns > m.slow_tx_dump_ns)
     track->recorder().request_dump(m.ev_slow_tx, static_cast<uint64_t>(t_sent - r.t_recv_ns));
 }
@@ -56,7 +56,7 @@ HttpReply WorkerLogic::send_form(const FormFields& f, bool admin, bool batch, bo
                                  bool& deferred, ReplyFn& done) {
   const int64_t t_recv = now_ns();
   ApiMetrics& metrics = shared_.metrics;
-  obs::Track* const track = metrics.tracks[index_];
+  tachyon::Track* const track = metrics.tracks[index_];
   std::string err;
   std::vector<int> types;
   std::vector<std::string> infos;

@@ -29,7 +29,7 @@ int64_t now_ns() { return realtime_ns(); }
 }  // namespace
 
 struct Worker {
-  Worker(ApiShared& shared, pipe::Pipeline& pipe, uint32_t i)
+  Worker(ApiShared& shared, pipe::Front& pipe, uint32_t i)
       : logic(shared, pipe, i), efd(ioc), tick(ioc), index(i) {
     const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     efd.assign(fd);
@@ -290,9 +290,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 // ---- server ----
 
 struct ApiServer::Impl {
-  Impl(ApiShared& s, pipe::Pipeline& p) : shared(s), pipe(p) {}
+  Impl(ApiShared& s, pipe::Front& p) : shared(s), pipe(p) {}
   ApiShared& shared;
-  pipe::Pipeline& pipe;
+  pipe::Front& pipe;
   std::vector<std::unique_ptr<Worker>> workers;
   std::unique_ptr<tcp::acceptor> pub, admin;
   uint32_t next = 0;
@@ -323,7 +323,7 @@ struct ApiServer::Impl {
   }
 };
 
-ApiServer::ApiServer(ApiShared& shared, pipe::Pipeline& pipe)
+ApiServer::ApiServer(ApiShared& shared, pipe::Front& pipe)
     : impl_(std::make_unique<Impl>(shared, pipe)) {}
 
 ApiServer::~ApiServer() { stop(); }

@@ -72,7 +72,7 @@ void WorkerLogic::fan_out_height() {
 
 void WorkerLogic::on_wake() {
   ApiMetrics& m = shared_.metrics;
-  obs::Track* const track = m.tracks[index_];
+  tachyon::Track* const track = m.tracks[index_];
   const int64_t t0 = now_ns();
   const size_t results = pipe_.poll_results(index_, [&](const pipe::Result& r) {
     auto it = pending_.find(r.cookie);

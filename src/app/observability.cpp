@@ -1,6 +1,6 @@
 #include "observability.hpp"
 
-#include "tachyon/obs/alloc.hpp"
+#include "tachyon/core/alloc.hpp"
 
 namespace tachyon::app {
 
@@ -26,11 +26,11 @@ Observability::Observability(const Config& c)
   r.gauge_fn("tachyon_obs_detail", "1 when the load-test detail is on", "",
              [d = p.detail] { return d ? 1.0 : 0.0; });
   r.gauge_fn("tachyon_jemalloc_allocated_bytes", "jemalloc stats.allocated", "",
-             [] { return double(obs::alloc_stats().allocated); });
+             [] { return double(tachyon::alloc_stats().allocated); });
   r.gauge_fn("tachyon_jemalloc_active_bytes", "jemalloc stats.active", "",
-             [] { return double(obs::alloc_stats().active); });
+             [] { return double(tachyon::alloc_stats().active); });
   r.gauge_fn("tachyon_jemalloc_resident_bytes", "jemalloc stats.resident", "",
-             [] { return double(obs::alloc_stats().resident); });
+             [] { return double(tachyon::alloc_stats().resident); });
   r.counter_fn("tachyon_trace_dumps_written", "Automatic flight-recorder dumps written", "",
                [this] { return double(recorder_.dumps_written()); });
   r.counter_fn("tachyon_trace_dumps_suppressed", "Automatic dumps skipped by the rate limit", "",
@@ -43,7 +43,7 @@ void Observability::attach(store::Journal* journal, pipe::Pipeline& pipeline,
   if (journal != nullptr) {
     journal->set_metrics(
         &r.histogram("tachyon_journal_group_commit_txs", "Txs per journal group commit", "", 1,
-                     obs::Unit::kCount)
+                     tachyon::Unit::kCount)
              .shard(0),
         &r.histogram("tachyon_journal_group_commit",
                      "One group commit: write(2) + fdatasync per the durability setting", "", 1)

@@ -29,8 +29,8 @@
 #include "support/random_stream.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/server.hpp"
+#include "tachyon/core/alloc.hpp"
 #include "tachyon/core/clock.hpp"
-#include "tachyon/obs/alloc.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 #include "tachyon/store/commit.hpp"
 #include "tachyon/store/snapshot.hpp"
@@ -150,7 +150,7 @@ class LocalSubmitter {
   }
   template <typename F>
   void poll(F&& f) {
-    in_flight_ -= p_.poll_results(ring_, f);
+    in_flight_ -= p_.poll_results_inline(ring_, f);
   }
   template <typename F>
   void drain(F&& f) {
@@ -231,7 +231,7 @@ int serve(const app::Config& c) {
   // the fork leaves out, so the sequencer's pause is the engine's page tables, not the server's.
   // Safe because the server forks only on the sequencer thread, whose thread cache is off (see
   // PipelineConfig::read_side_outside_fork).
-  const obs::ArenaScope outside_fork(obs::dontfork_arena());
+  const tachyon::ArenaScope outside_fork(tachyon::dontfork_arena());
   api::PublicKey op_key{};
   if (Status s = operator_key(c, op_key); !s.ok()) {
     spdlog::critical("operator key: {}", s.message());

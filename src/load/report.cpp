@@ -17,7 +17,7 @@ constexpr const char* kQNames[] = {"p50", "p90", "p99", "p99_9", "max"};
 
 double us(uint64_t ns) { return double(ns) / 1000.0; }
 
-void row(std::string& out, const char* name, const obs::HistogramSnapshot& h) {
+void row(std::string& out, const char* name, const tachyon::HistogramSnapshot& h) {
   char line[256];
   if (h.count == 0) {
     std::snprintf(line, sizeof line, "  %-34s %10s\n", name, "(none)");
@@ -29,7 +29,7 @@ void row(std::string& out, const char* name, const obs::HistogramSnapshot& h) {
   out += line;
 }
 
-void hist_json(api::JsonWriter& w, const char* name, const obs::HistogramSnapshot& h) {
+void hist_json(api::JsonWriter& w, const char* name, const tachyon::HistogramSnapshot& h) {
   w.key(name).obj().kv_i("count", static_cast<int64_t>(h.count));
   for (size_t i = 0; i < std::size(kQs); ++i) {
     const uint64_t v = kQs[i] >= 1.0 ? h.max : h.quantile(kQs[i]);
@@ -166,11 +166,11 @@ std::string write_report(const std::string& dir, const ReportMeta& m, const RunR
   pct.y_label = "microseconds";
   PlotOptions fr = pct;
   fr.title = "freshness percentiles (engine -> client), " + m.scenario;
-  std::vector<std::pair<std::string, obs::HistogramSnapshot>> lat = {
+  std::vector<std::pair<std::string, tachyon::HistogramSnapshot>> lat = {
       {"ack (due -> reply)", r.ack},
       {"ack service (sent -> reply)", r.service},
       {"fill (due -> fill push)", r.fill}};
-  std::vector<std::pair<std::string, obs::HistogramSnapshot>> fresh;
+  std::vector<std::pair<std::string, tachyon::HistogramSnapshot>> fresh;
   for (int c = 0; c < kFreshCount; ++c) {
     fresh.emplace_back(std::string("engine -> client ") + kFreshNames[c], r.fresh_engine[c]);
     fresh.emplace_back(std::string("api -> client ") + kFreshNames[c], r.fresh_api[c]);

@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "tachyon/core/clock.hpp"
-#include "tachyon/obs/histogram.hpp"
+#include "tachyon/core/histogram.hpp"
 
 namespace tachyon::load {
 
@@ -48,9 +48,9 @@ struct Shared {
   std::vector<int64_t> sent_ns;
   std::vector<uint8_t> answered;
   uint64_t answered_count = 0;
-  obs::Histogram ack, service, fill;
-  obs::Histogram fresh_engine[kFreshCount], fresh_api[kFreshCount];
-  std::vector<std::unique_ptr<obs::Histogram>> per_second;
+  tachyon::Histogram ack, service, fill;
+  tachyon::Histogram fresh_engine[kFreshCount], fresh_api[kFreshCount];
+  std::vector<std::unique_ptr<tachyon::Histogram>> per_second;
   std::vector<uint64_t> acks_per_second;
   RunResult* out = nullptr;
   // fills: the first trade push naming an order, and takers acknowledged but not yet filled
@@ -225,7 +225,8 @@ RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
   sh.sent_ns.assign(plan.size(), 0);
   sh.answered.assign(plan.size(), 0);
   const size_t seconds = plan.empty() ? 0 : size_t(plan.back().at_ns / 1'000'000'000) + 1;
-  for (size_t s = 0; s < seconds; ++s) sh.per_second.push_back(std::make_unique<obs::Histogram>());
+  for (size_t s = 0; s < seconds; ++s)
+    sh.per_second.push_back(std::make_unique<tachyon::Histogram>());
   sh.acks_per_second.assign(seconds, 0);
 
   std::vector<std::shared_ptr<Conn>> senders, subs;

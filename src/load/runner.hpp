@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "plan.hpp"
-#include "tachyon/obs/histogram.hpp"
+#include "tachyon/core/histogram.hpp"
 
 namespace tachyon::load {
 
@@ -34,11 +34,11 @@ struct RunResult {
   uint64_t sent = 0, acked_ok = 0, rejected = 0, unanswered = 0, late_sends = 0;
   uint64_t frames_received = 0, protocol_errors = 0;
   std::map<int, uint64_t> rejects;  // by code
-  obs::HistogramSnapshot ack, service, fill;
-  obs::HistogramSnapshot fresh_engine[kFreshCount], fresh_api[kFreshCount];
+  tachyon::HistogramSnapshot ack, service, fill;
+  tachyon::HistogramSnapshot fresh_engine[kFreshCount], fresh_api[kFreshCount];
   // Per second of the run (by due time): replies and the ack latency of that second.
   std::vector<uint64_t> acks_per_second;
-  std::vector<obs::HistogramSnapshot> ack_per_second;
+  std::vector<tachyon::HistogramSnapshot> ack_per_second;
   std::string error;  // set when the run could not start (connect failed...)
 };
 

@@ -412,8 +412,9 @@ std::string svg_lines(const std::vector<Line>& lines, const PlotOptions& opt) {
                 opt.log_y ? log_axis(y_lo, y_hi) : linear_axis(y_lo, y_hi), opt);
 }
 
-std::string svg_percentiles(const std::vector<std::pair<std::string, obs::HistogramSnapshot>>& h,
-                            const PlotOptions& opt) {
+std::string svg_percentiles(
+    const std::vector<std::pair<std::string, tachyon::HistogramSnapshot>>& h,
+    const PlotOptions& opt) {
   std::vector<Series> series;
   double y_lo = INFINITY, y_hi = -INFINITY;
   for (size_t i = 0; i < h.size(); ++i) {

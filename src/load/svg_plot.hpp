@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "tachyon/obs/histogram.hpp"
+#include "tachyon/core/histogram.hpp"
 
 namespace tachyon::load {
 
@@ -39,7 +39,8 @@ std::string svg_lines(const std::vector<Line>& lines, const PlotOptions& opt);
 // "99.99%", "99.999%"), y axis latency in microseconds (log scale; opt.log_y is ignored). One
 // curve per histogram, sampled at 200 quantiles from the snapshot (values are ns; divided by
 // 1000). Histograms with count == 0 are skipped (legend says "(no data)").
-std::string svg_percentiles(const std::vector<std::pair<std::string, obs::HistogramSnapshot>>& h,
-                            const PlotOptions& opt);
+std::string svg_percentiles(
+    const std::vector<std::pair<std::string, tachyon::HistogramSnapshot>>& h,
+    const PlotOptions& opt);
 
 }  // namespace tachyon::load

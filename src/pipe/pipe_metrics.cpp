@@ -25,14 +25,15 @@ const char* update_name(size_t t) {
 }
 }  // namespace
 
-PipeMetrics register_pipe_metrics(obs::Registry& r, obs::FlightRecorder& rec, bool detail) {
+PipeMetrics register_pipe_metrics(MetricRegistrar& r, TraceRegistrar& rec, bool detail) {
   PipeMetrics p;
   p.apply_batch_ns = &r.histogram("tachyon_apply_batch",
                                   "Apply thread: one batch (drain, caches, publication)", "", 1)
                           .shard(0);
-  p.apply_batch_updates = &r.histogram("tachyon_apply_batch_updates",
-                                       "Apply thread: updates per batch", "", 1, obs::Unit::kCount)
-                               .shard(0);
+  p.apply_batch_updates =
+      &r.histogram("tachyon_apply_batch_updates", "Apply thread: updates per batch", "", 1,
+                   tachyon::Unit::kCount)
+           .shard(0);
   p.publish_ns =
       &r.histogram("tachyon_snapshot_publish",
                    "Apply thread: book snapshots and read-side views published per batch", "", 1)

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "tachyon/core/alloc.hpp"
 #include "tachyon/core/clock.hpp"
-#include "tachyon/obs/alloc.hpp"
 #include "tachyon/pipe/placement.hpp"
 
 namespace tachyon::pipe {
@@ -50,7 +50,7 @@ class Pipeline::RingSink final : public UpdateSink {
 
 Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
                    store::Journal* journal, store::Committer* committer)
-    : read_arena_(cfg.read_side_outside_fork ? obs::dontfork_arena() : 0),
+    : read_arena_(cfg.read_side_outside_fork ? tachyon::dontfork_arena() : 0),
       ctor_arena_(read_arena_),
       cfg_(cfg),
       engine_(std::move(engine)),
@@ -79,7 +79,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   // The account and market views are built meanwhile on a second thread: the two touch nothing
   // in common (the engine is only read), and a start at 1M accounts and 1M orders waits for both.
   std::jthread seeder([this, restored_ns] {
-    const obs::ArenaScope arena(read_arena_);
+    const tachyon::ArenaScope arena(read_arena_);
     read_.seed(*engine_, restored_ns);
   });
   for (int m = 0; m < kMaxMarkets; ++m) {
@@ -161,7 +161,7 @@ bool Pipeline::ingress_pending() const {
 }
 
 void Pipeline::sequencer_loop() {
-  if (read_arena_ != 0) obs::disable_thread_cache();
+  if (read_arena_ != 0) tachyon::disable_thread_cache();
   {
     const Placement pl = place_this_thread("sequencer", cfg_.sequencer_core, cfg_.fifo_priority);
     std::lock_guard lk(placement_mu_);
@@ -170,9 +170,9 @@ void Pipeline::sequencer_loop() {
   RingSink sink(*this);
   Idler idler(cfg_.wait, seq_bell_);
   PipeMetrics* const m = cfg_.metrics;
-  obs::Track* const track = m != nullptr ? m->seq_track : nullptr;
+  tachyon::Track* const track = m != nullptr ? m->seq_track : nullptr;
   const bool detail = m != nullptr && m->detail;
-  const uint64_t* const allocated = detail ? obs::thread_allocated_counter() : nullptr;
+  const uint64_t* const allocated = detail ? tachyon::thread_allocated_counter() : nullptr;
   const int64_t interval_ns = int64_t{cfg_.block_interval_ms} * 1'000'000;
   uint32_t idle_rounds = 0;
   for (;;) {
@@ -444,7 +444,7 @@ size_t Pipeline::release_results() {
 }
 
 void Pipeline::apply_loop() {
-  const obs::ArenaScope arena(read_arena_);
+  const tachyon::ArenaScope arena(read_arena_);
   {
     const Placement pl = place_this_thread("apply", cfg_.apply_core, cfg_.fifo_priority);
     std::lock_guard lk(placement_mu_);
@@ -452,9 +452,9 @@ void Pipeline::apply_loop() {
   }
   Idler idler(cfg_.wait, apply_bell_);
   PipeMetrics* const m = cfg_.metrics;
-  obs::Track* const track = m != nullptr ? m->apply_track : nullptr;
+  tachyon::Track* const track = m != nullptr ? m->apply_track : nullptr;
   const bool detail = m != nullptr && m->detail;
-  const uint64_t* const allocated = detail ? obs::thread_allocated_counter() : nullptr;
+  const uint64_t* const allocated = detail ? tachyon::thread_allocated_counter() : nullptr;
   for (;;) {
     // The clock only when there is work: an idle round (spinning before it parks) reads none.
     int64_t t0 = apply_ring_->size_approx() > 0 ? realtime_ns() : 0;
@@ -468,7 +468,7 @@ void Pipeline::apply_loop() {
           [&](const ApplyItem& it) {
             const int64_t a = realtime_ns();
             apply(it);
-            obs::Histogram* h =
+            tachyon::Histogram* h =
                 m->apply_update_ns[static_cast<size_t>(it.u.type) % kUpdateTypeSlots];
             if (h != nullptr) h->record(uint64_t(realtime_ns() - a));
           },

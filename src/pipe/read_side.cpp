@@ -1,5 +1,7 @@
 #include "tachyon/pipe/read_side.hpp"
 
+#include "tachyon/engine/engine.hpp"
+
 #include <algorithm>
 
 namespace tachyon::pipe {

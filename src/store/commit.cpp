@@ -9,9 +9,9 @@
 #include <cstring>
 
 #include "tachyon/codec/codec.hpp"
+#include "tachyon/core/alloc.hpp"
 #include "tachyon/core/crc32c.hpp"
 #include "tachyon/core/huge_page_allocator.hpp"
-#include "tachyon/obs/alloc.hpp"
 #include "tachyon/store/files.hpp"
 #include "tachyon/store/journal.hpp"
 #include "tachyon/store/snapshot.hpp"
@@ -300,7 +300,7 @@ Status Committer::start() {
   thread_ = std::thread([this] {
     // Nothing of the committer (its replica engine above all) is needed by a snapshot's fork()
     // child: keep it out of the page tables the fork copies.
-    const obs::ArenaScope arena(outside_fork_ ? obs::dontfork_arena() : 0);
+    const tachyon::ArenaScope arena(outside_fork_ ? tachyon::dontfork_arena() : 0);
     t_big_blocks_outside_fork = outside_fork_;
     {  // started paused: the replica waits too (a server that is still starting keeps the
        // cores); a stop meanwhile still drains what was pushed, as always

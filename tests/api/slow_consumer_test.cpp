@@ -6,6 +6,7 @@
 
 #include "support/tx_builder.hpp"
 #include "tachyon/api/worker.hpp"
+#include "tachyon/pipe/pipeline.hpp"
 
 namespace tachyon::testing {
 namespace {

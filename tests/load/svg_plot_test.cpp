@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "load/svg_plot.hpp"
-#include "tachyon/obs/histogram.hpp"
+#include "tachyon/core/histogram.hpp"
 
 namespace tachyon::load {
 namespace {
@@ -246,8 +246,8 @@ TEST(SvgLines, BadPointsAndSizesAreSkippedNotFatal) {
   EXPECT_EQ(svg.find("width=\"0\""), std::string::npos);
 }
 
-obs::HistogramSnapshot Snapshot(const std::vector<std::pair<uint64_t, int>>& values_ns) {
-  auto h = std::make_unique<obs::Histogram>();
+tachyon::HistogramSnapshot Snapshot(const std::vector<std::pair<uint64_t, int>>& values_ns) {
+  auto h = std::make_unique<tachyon::Histogram>();
   for (auto [v, n] : values_ns) {
     for (int i = 0; i < n; ++i) h->record(v);
   }
@@ -294,7 +294,7 @@ TEST(SvgPercentiles, CurveRisesFromTheBodyToTheTail) {
 }
 
 TEST(SvgPercentiles, EmptyHistogramsAreListedNotDrawn) {
-  const obs::HistogramSnapshot empty;
+  const tachyon::HistogramSnapshot empty;
   const auto full = Snapshot({{1'000, 10}, {2'000, 10}});
   const std::string svg = svg_percentiles({{"idle <&>", empty}, {"busy", full}}, {});
   ASSERT_TRUE(WellFormed(svg)) << svg;
@@ -302,7 +302,8 @@ TEST(SvgPercentiles, EmptyHistogramsAreListedNotDrawn) {
   EXPECT_NE(svg.find(">idle &lt;&amp;&gt; (no data)<"), std::string::npos);
   EXPECT_EQ(svg.find("<&>"), std::string::npos);
 
-  for (const auto& input : std::vector<std::vector<std::pair<std::string, obs::HistogramSnapshot>>>{
+  for (const auto& input :
+       std::vector<std::vector<std::pair<std::string, tachyon::HistogramSnapshot>>>{
            {}, {{"idle", empty}}}) {
     const std::string none = svg_percentiles(input, {});
     ASSERT_TRUE(WellFormed(none)) << none;

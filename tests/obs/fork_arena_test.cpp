@@ -1,5 +1,5 @@
 // Memory a snapshot's fork() child never needs stays out of the child: the read side's jemalloc
-// arena (obs::dontfork_arena) and the committer's big blocks (t_big_blocks_outside_fork). The
+// arena (tachyon::dontfork_arena) and the committer's big blocks (t_big_blocks_outside_fork). The
 // child checks with msync, which fails with ENOMEM on an address that is not mapped.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "tachyon/core/alloc.hpp"
 #include "tachyon/core/huge_page_allocator.hpp"
-#include "tachyon/obs/alloc.hpp"
 
 namespace tachyon::obs {
 namespace {

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "support/temp_dir.hpp"
-#include "tachyon/obs/alloc.hpp"
+#include "tachyon/core/alloc.hpp"
 #include "tachyon/obs/metrics.hpp"
 #include "tachyon/obs/trace.hpp"
 

@@ -27,14 +27,15 @@ struct Child {
 inline Child spawn(const std::vector<std::string>& args, bool with_stderr = false) {
   int fds[2];
   EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  // argv is built before the fork: the child of a multi-threaded test must not allocate.
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   Child c;
   c.pid = ::fork();
   if (c.pid == 0) {
     ::dup2(fds[1], STDOUT_FILENO);
     if (with_stderr) ::dup2(fds[1], STDERR_FILENO);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

@@ -1,15 +1,16 @@
 #pragma once
-// What the api workers record (issue 6), registered once at start-up in an obs::Registry. Every
-// histogram has one shard per worker (the worker's index picks it); counters are shared.
+// What the api workers record (issue 6), registered once at start-up in a MetricRegistrar (the
+// app's obs::Registry). Every histogram has one shard per worker (the worker's index picks it);
+// counters are shared.
 #include <array>
 #include <cstdint>
 #include <memory>
 
 #include <absl/container/flat_hash_map.h>
 
+#include "tachyon/core/metrics.hpp"
 #include "tachyon/core/reject.hpp"
-#include "tachyon/obs/metrics.hpp"
-#include "tachyon/obs/trace.hpp"
+#include "tachyon/core/trace.hpp"
 
 namespace tachyon::api {
 
@@ -34,8 +35,8 @@ enum class ReadKind : uint8_t { kWorkerBook, kAccountOrders, kWsLog, kBookHistor
 
 class ApiMetrics {
  public:
-  ApiMetrics(obs::Registry& r, uint32_t workers);
-  obs::Registry& registry() { return reg_; }
+  ApiMetrics(MetricRegistrar& r, uint32_t workers);
+  MetricRegistrar& registry() { return reg_; }
 
   void dry_run(uint32_t w, int tx_type, uint64_t ns) {
     dry_run_[static_cast<uint8_t>(tx_type)]->record(w, ns);
@@ -55,26 +56,26 @@ class ApiMetrics {
   void read(ReadKind k, bool hit, uint64_t n = 1) {
     if (n > 0) (hit ? reads_ : fallbacks_)[static_cast<size_t>(k)]->add(n);
   }
-  obs::Counter& slow_resyncs() { return *slow_resyncs_; }
-  obs::Counter& slow_closes() { return *slow_closes_; }
+  tachyon::Counter& slow_resyncs() { return *slow_resyncs_; }
+  tachyon::Counter& slow_closes() { return *slow_closes_; }
   // The worker's flight-recorder track (null until set by the app).
-  std::vector<obs::Track*> tracks;
+  std::vector<tachyon::Track*> tracks;
   uint16_t ev_dry_run = 0, ev_fan_out = 0, ev_results = 0, ev_slow_tx = 0;
   int64_t slow_tx_dump_ns = 0;  // a tx life longer than this dumps the flight recorder (0: off)
 
  private:
-  obs::Registry& reg_;
-  std::array<obs::ShardedHistogram*, 256> dry_run_{};
-  std::array<obs::ShardedHistogram*, size_t(Stage::kCount)> stages_{};
-  std::array<obs::ShardedHistogram*, size_t(Chan::kCount)> fresh_{};
-  obs::ShardedHistogram* fanout_ns_ = nullptr;
-  obs::ShardedHistogram* fanout_updates_ = nullptr;
-  std::array<obs::Counter*, 256> ok_{}, rejected_{};
-  absl::flat_hash_map<uint32_t, obs::Counter*> rejects_;  // fixed after construction
-  obs::Counter* reject_other_ = nullptr;
-  std::array<obs::Counter*, size_t(ReadKind::kCount)> reads_{}, fallbacks_{};
-  obs::Counter* slow_resyncs_ = nullptr;
-  obs::Counter* slow_closes_ = nullptr;
+  MetricRegistrar& reg_;
+  std::array<tachyon::ShardedHistogram*, 256> dry_run_{};
+  std::array<tachyon::ShardedHistogram*, size_t(Stage::kCount)> stages_{};
+  std::array<tachyon::ShardedHistogram*, size_t(Chan::kCount)> fresh_{};
+  tachyon::ShardedHistogram* fanout_ns_ = nullptr;
+  tachyon::ShardedHistogram* fanout_updates_ = nullptr;
+  std::array<tachyon::Counter*, 256> ok_{}, rejected_{};
+  absl::flat_hash_map<uint32_t, tachyon::Counter*> rejects_;  // fixed after construction
+  tachyon::Counter* reject_other_ = nullptr;
+  std::array<tachyon::Counter*, size_t(ReadKind::kCount)> reads_{}, fallbacks_{};
+  tachyon::Counter* slow_resyncs_ = nullptr;
+  tachyon::Counter* slow_closes_ = nullptr;
 };
 
 }  // namespace tachyon::api

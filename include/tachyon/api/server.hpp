@@ -12,7 +12,7 @@ namespace tachyon::api {
 
 class ApiServer {
  public:
-  ApiServer(ApiShared& shared, pipe::Pipeline& pipe);
+  ApiServer(ApiShared& shared, pipe::Front& pipe);
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;

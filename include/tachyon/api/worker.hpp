@@ -20,7 +20,7 @@
 #include "tachyon/api/dry_run.hpp"
 #include "tachyon/api/form.hpp"
 #include "tachyon/codec/tx_hash.hpp"
-#include "tachyon/pipe/pipeline.hpp"
+#include "tachyon/pipe/front.hpp"
 
 namespace tachyon::api {
 
@@ -50,10 +50,11 @@ struct ApiConfig {
 // State every worker shares: all synchronised.
 class ApiShared {
  public:
-  // `reg`: where the api's metrics register (the app's registry); null: a private one.
-  explicit ApiShared(const ApiConfig& c, obs::Registry* reg = nullptr)
+  // `reg`: where the api's metrics register (the app's obs::Registry); null: a private
+  // registrar that keeps them unexposed.
+  explicit ApiShared(const ApiConfig& c, MetricRegistrar* reg = nullptr)
       : cfg(c),
-        own_registry_(reg == nullptr ? std::make_unique<obs::Registry>() : nullptr),
+        own_registry_(reg == nullptr ? std::make_unique<LocalRegistrar>() : nullptr),
         registry(reg != nullptr ? *reg : *own_registry_),
         metrics(registry, c.workers) {
     // One log per worker, and one for the server's own submitter (ring index `workers`).
@@ -63,10 +64,10 @@ class ApiShared {
   const ApiConfig cfg;
 
  private:
-  std::unique_ptr<obs::Registry> own_registry_;
+  std::unique_ptr<MetricRegistrar> own_registry_;
 
  public:
-  obs::Registry& registry;
+  MetricRegistrar& registry;
   ApiMetrics metrics;
   InflightNonces inflight;
   std::atomic<bool> ready{false};
@@ -163,7 +164,7 @@ class WsConn {
 
 class WorkerLogic {
  public:
-  WorkerLogic(ApiShared& shared, pipe::Pipeline& pipe, uint32_t index);
+  WorkerLogic(ApiShared& shared, pipe::Front& pipe, uint32_t index);
   ~WorkerLogic();
 
   // REST (public or admin). `done` may be called later (sendTx waits for the sequencer).
@@ -234,7 +235,7 @@ class WorkerLogic {
 
   ApiShared& shared_;
   const ApiConfig& cfg_;
-  pipe::Pipeline& pipe_;
+  pipe::Front& pipe_;
   uint32_t index_;
   DryRunner dry_;
   std::vector<std::optional<pipe::Published<pipe::BookSnapshot>::Reader>> book_readers_;

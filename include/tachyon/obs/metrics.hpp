@@ -15,48 +15,31 @@
 #include <vector>
 
 #include "tachyon/core/broadcast_log.hpp"
-#include "tachyon/obs/histogram.hpp"
+#include "tachyon/core/histogram.hpp"
+#include "tachyon/core/metrics.hpp"
 
 namespace tachyon::obs {
 
-class alignas(kFalseSharingRange) Counter {
+// The recording primitives live in core (every module records; only the app sees obs).
+using tachyon::Counter;
+using tachyon::Gauge;
+using tachyon::Histogram;
+using tachyon::HistogramSnapshot;
+using tachyon::ShardedHistogram;
+using tachyon::Unit;
+
+// Metrics by name, exposed as Prometheus text. One HELP/TYPE block per family.
+class Registry final : public MetricRegistrar {
  public:
-  void add(uint64_t d = 1) { v_.fetch_add(d, std::memory_order_relaxed); }
-  // One writer thread only: no locked instruction.
-  void add_single(uint64_t d = 1) {
-    v_.store(v_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
-  }
-  uint64_t value() const { return v_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<uint64_t> v_{0};
-};
-
-class alignas(kFalseSharingRange) Gauge {
- public:
-  void set(int64_t v) { v_.store(v, std::memory_order_relaxed); }
-  int64_t value() const { return v_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<int64_t> v_{0};
-};
-
-enum class Unit : uint8_t { kSeconds, kCount, kBytes };
-
-class Registry {
- public:
-  // `name` without a suffix the kind implies; `labels` like `type="create_order",worker="0"` (may
-  // be empty). The same name with other labels forms one family (one HELP/TYPE block).
-  Counter& counter(std::string name, std::string help, std::string labels = {});
-  Gauge& gauge(std::string name, std::string help, std::string labels = {});
-  // A gauge read from a function when rendered (jemalloc stats, ring depths, applied seq).
-  void gauge_fn(std::string name, std::string help, std::string labels, std::function<double()> f);
-  // A counter kept elsewhere (a component's own atomic), read when rendered.
+  Counter& counter(std::string name, std::string help, std::string labels = {}) override;
+  Gauge& gauge(std::string name, std::string help, std::string labels = {}) override;
+  // Read when rendered (jemalloc stats, ring depths, applied seq).
+  void gauge_fn(std::string name, std::string help, std::string labels,
+                std::function<double()> f) override;
   void counter_fn(std::string name, std::string help, std::string labels,
-                  std::function<double()> f);
-  // Recorded in ns (kSeconds), plain counts or bytes; `shards` writer threads.
+                  std::function<double()> f) override;
   ShardedHistogram& histogram(std::string name, std::string help, std::string labels, size_t shards,
-                              Unit unit = Unit::kSeconds);
+                              Unit unit = Unit::kSeconds) override;
 
   // Prometheus text exposition of everything.
   std::string prometheus() const;

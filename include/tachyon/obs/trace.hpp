@@ -20,49 +20,14 @@
 
 #include "tachyon/core/broadcast_log.hpp"
 #include "tachyon/core/clock.hpp"
+#include "tachyon/core/trace.hpp"
 
 namespace tachyon::obs {
 
-struct TraceEvent {
-  int64_t ts_ns;    // realtime start
-  uint32_t dur_ns;  // spans; 0 for instants and counters
-  uint16_t name;    // FlightRecorder::name_id
-  uint8_t kind;     // 'X' span, 'i' instant, 'C' counter
-  uint8_t pad;
-  uint64_t arg;  // seq, batch size, ring depth...
-};
-static_assert(sizeof(TraceEvent) == 24);
-
-class FlightRecorder;
-
-class Track {
- public:
-  Track(FlightRecorder* r, std::string name, size_t capacity_pow2)
-      : rec_(r), name_(std::move(name)), log_(capacity_pow2) {}
-  // The owning thread only.
-  void span(uint16_t name, int64_t start_ns, int64_t end_ns, uint64_t arg = 0) {
-    const int64_t d = end_ns - start_ns;
-    log_.append(TraceEvent{start_ns,
-                           d < 0            ? 0u
-                           : d > UINT32_MAX ? UINT32_MAX
-                                            : uint32_t(d),
-                           name, 'X', 0, arg});
-  }
-  void instant(uint16_t name, int64_t ts_ns, uint64_t arg = 0) {
-    log_.append(TraceEvent{ts_ns, 0, name, 'i', 0, arg});
-  }
-  void counter(uint16_t name, int64_t ts_ns, uint64_t value) {
-    log_.append(TraceEvent{ts_ns, 0, name, 'C', 0, value});
-  }
-  FlightRecorder& recorder() { return *rec_; }
-  const std::string& name() const { return name_; }
-  const BroadcastLog<TraceEvent>& log() const { return log_; }
-
- private:
-  FlightRecorder* rec_;
-  std::string name_;
-  BroadcastLog<TraceEvent> log_;
-};
+// The recording side (tracks, spans) lives in core: every module records; only the app sees obs.
+using tachyon::Span;
+using tachyon::TraceEvent;
+using tachyon::Track;
 
 struct RecorderConfig {
   size_t events_per_track = 1 << 17;  // ~3 MiB per thread: seconds of a busy hot thread
@@ -72,7 +37,7 @@ struct RecorderConfig {
   size_t keep_files = 20;
 };
 
-class FlightRecorder {
+class FlightRecorder final : public TraceRegistrar {
  public:
   explicit FlightRecorder(RecorderConfig cfg = {});
   ~FlightRecorder();
@@ -80,12 +45,12 @@ class FlightRecorder {
   FlightRecorder& operator=(const FlightRecorder&) = delete;
 
   // Start-up (takes a lock): a thread's track, an event name's id.
-  Track& track(std::string thread_name);
-  uint16_t name_id(std::string_view name);
+  Track& track(std::string thread_name) override;
+  uint16_t name_id(std::string_view name) override;
 
   // Any thread, lock-free: ask for an automatic dump (a span went over its threshold). The
   // dumper thread writes it unless one was written less than min_interval ago.
-  void request_dump(uint16_t reason, uint64_t value_ns) {
+  void request_dump(uint16_t reason, uint64_t value_ns) override {
     reason_.store(reason, std::memory_order_relaxed);
     reason_value_.store(value_ns, std::memory_order_relaxed);
     dump_requested_.store(true, std::memory_order_release);
@@ -119,32 +84,6 @@ class FlightRecorder {
   std::condition_variable dumped_cv_;
   bool stopping_ = false;
   std::thread dumper_;
-};
-
-// A span from construction to destruction on `track` (nullptr: records nothing). With a
-// threshold, a span longer than it asks the recorder for a dump.
-class Span {
- public:
-  Span(Track* t, uint16_t name, uint64_t arg = 0, int64_t threshold_ns = 0)
-      : t_(t), name_(name), threshold_(threshold_ns), arg_(arg), start_(t ? realtime_ns() : 0) {}
-  ~Span() {
-    if (t_ == nullptr) return;
-    const int64_t end = realtime_ns();
-    t_->span(name_, start_, end, arg_);
-    if (threshold_ > 0 && end - start_ > threshold_) {
-      t_->recorder().request_dump(name_, static_cast<uint64_t>(end - start_));
-    }
-  }
-  void set_arg(uint64_t a) { arg_ = a; }
-  Span(const Span&) = delete;
-  Span& operator=(const Span&) = delete;
-
- private:
-  Track* t_;
-  uint16_t name_;
-  int64_t threshold_;
-  uint64_t arg_;
-  int64_t start_;
 };
 
 }  // namespace tachyon::obs

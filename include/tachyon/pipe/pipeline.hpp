@@ -17,9 +17,10 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include "tachyon/core/alloc.hpp"
 #include "tachyon/engine/engine.hpp"
-#include "tachyon/obs/alloc.hpp"
 #include "tachyon/pipe/book_snapshot.hpp"
+#include "tachyon/pipe/front.hpp"
 #include "tachyon/pipe/pipe_metrics.hpp"
 #include "tachyon/pipe/published.hpp"
 #include "tachyon/pipe/read_side.hpp"
@@ -48,36 +49,15 @@ struct PipelineConfig {
   ReadSideConfig read;
   PipeMetrics* metrics = nullptr;  // histograms and trace tracks (owned by the app)
   // The read side (built here and by the apply thread) in an arena that fork() leaves out
-  // (obs::dontfork_arena): a snapshot's fork then copies the engine's page tables, not the read
+  // (tachyon::dontfork_arena): a snapshot's fork then copies the engine's page tables, not the read
   // side's. The sequencer's thread cache is off, so the engine never reuses read-side memory.
   // Only for a process whose forks all happen on the sequencer thread (the server): any other
   // thread may get read-side memory back from its thread cache and hand it to a fork child.
   bool read_side_outside_fork = false;
 };
 
-struct Ingress {
-  Tx tx;
-  uint64_t cookie;  // the worker's handle for the reply
-  int64_t t_recv_ns;
-};
-
-struct Result {
-  uint64_t cookie;
-  uint64_t seq;
-  uint64_t block;
-  OrderIndex order_index;
-  Reject reject;
-  // The tx's life (realtime ns): the api worker received it, the sequencer took it from the
-  // ingress ring (= the tx's time), the engine finished it, the apply thread had applied its
-  // updates and published, and the apply thread saw it durable and routed this result.
-  int64_t t_recv_ns;
-  int64_t t_seq_ns;
-  int64_t t_exec_ns;
-  int64_t t_applied_ns;
-  int64_t t_durable_ns;
-};
-
-class Pipeline {
+// The whole pipeline, for the app. The api workers see it as a Front (front.hpp).
+class Pipeline final : public Front {
  public:
   // journal and committer may be null (tests and benchmarks without durability).
   Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine, store::Journal* journal,
@@ -87,26 +67,24 @@ class Pipeline {
   // Drains every ring, routes the last results, joins the threads.
   void stop();
 
-  // Api worker `w` (one thread per worker). False when the ring is full: answer "busy".
-  bool submit(uint32_t w, const Tx& tx, uint64_t cookie, int64_t t_recv_ns);
-  template <typename F>
-  size_t poll_results(uint32_t w, F&& f, size_t limit = 256) {
+  // Front (front.hpp says what each does).
+  bool submit(uint32_t w, const Tx& tx, uint64_t cookie, int64_t t_recv_ns) override;
+  size_t poll_results(uint32_t w, absl::FunctionRef<void(const Result&)> f,
+                      size_t limit = 256) override {
     return results_[w]->drain(f, limit);
   }
-  Doorbell& result_bell(uint32_t w) { return *result_bells_[w]; }
-  // Called by the apply thread after each batch it published or results it routed (api workers
-  // wake their io_context with it). Set before start().
-  void set_notify(std::function<void()> f) { notify_ = std::move(f); }
-  // The read side: market and account views, history, the update log (any thread).
-  ReadSide& read_side() { return read_; }
-
-  // Readers (any thread): the current snapshot of a market's book.
-  Published<BookSnapshot>& book(MarketId m) { return *books_[m]; }
-  uint64_t applied_seq() const { return applied_seq_.load(std::memory_order_acquire); }
-  // Readers: the book changes after `since_nonce` up to `until_nonce`, one BookDelta per publish,
-  // oldest first. False when `since_nonce` is older than the history kept (send a snapshot).
+  // The same without the indirect call (the app's own submitter).
+  template <typename F>
+  size_t poll_results_inline(uint32_t w, F&& f, size_t limit = 256) {
+    return results_[w]->drain(f, limit);
+  }
+  Doorbell& result_bell(uint32_t w) override { return *result_bells_[w]; }
+  void set_notify(std::function<void()> f) override { notify_ = std::move(f); }
+  ReadSide& read_side() override { return read_; }
+  Published<BookSnapshot>& book(MarketId m) override { return *books_[m]; }
+  uint64_t applied_seq() const override { return applied_seq_.load(std::memory_order_acquire); }
   bool book_deltas(MarketId m, uint64_t since_nonce, uint64_t until_nonce,
-                   std::vector<BookDelta>& out) const;
+                   std::vector<BookDelta>& out) const override;
   // The sequencer's engine: only while stopped.
   const Engine& engine() const { return *engine_; }
   // Runs f(engine) on the sequencer thread between two txs and waits for it (snapshots fork
@@ -187,8 +165,8 @@ class Pipeline {
   size_t release_results();
   bool ingress_pending() const;
 
-  unsigned read_arena_;         // 0: the default arenas
-  obs::ArenaScope ctor_arena_;  // the constructor builds the read side in read_arena_
+  unsigned read_arena_;             // 0: the default arenas
+  tachyon::ArenaScope ctor_arena_;  // the constructor builds the read side in read_arena_
   PipelineConfig cfg_;
   std::unique_ptr<Engine> engine_;
   store::Journal* journal_;

@@ -18,10 +18,15 @@
 #include <absl/container/flat_hash_map.h>
 
 #include "tachyon/core/cached_allocator.hpp"
-#include "tachyon/engine/engine.hpp"
+#include "tachyon/engine/tx.hpp"
 #include "tachyon/engine/update.hpp"
 #include "tachyon/pipe/epoch.hpp"
 #include "tachyon/pipe/published.hpp"
+
+namespace tachyon {
+class Engine;  // seed() and restore_history() read it before the apply thread starts (the app)
+struct Market;
+}  // namespace tachyon
 
 namespace tachyon::pipe {
 

@@ -88,7 +88,7 @@ class Committer {
   // (sealed at their last tx's time). A failure stops the committer: see failure().
   using ReplicaFn = std::function<Status(std::unique_ptr<Engine>&)>;
   // `outside_fork`: the committer's memory (its replica above all) goes where a fork() child
-  // does not get it (obs::dontfork_arena, t_big_blocks_outside_fork); see PipelineConfig's
+  // does not get it (tachyon::dontfork_arena, t_big_blocks_outside_fork); see PipelineConfig's
   // read_side_outside_fork for when that is safe.
   Committer(std::string dir, ReplicaFn make_replica, uint64_t catch_up_through, uint32_t chain_id,
             bool outside_fork = false);

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "tachyon/core/histogram.hpp"
 #include "tachyon/core/status.hpp"
 #include "tachyon/engine/tx.hpp"
-#include "tachyon/obs/histogram.hpp"
 
 namespace tachyon::store {
 
@@ -84,7 +84,7 @@ class Journal {
   }
   // Group-commit metrics, recorded by the writer thread (set before the first append; null: off):
   // records per commit and the commit's write(2) + fdatasync time.
-  void set_metrics(obs::Histogram* group_records, obs::Histogram* commit_ns) {
+  void set_metrics(tachyon::Histogram* group_records, tachyon::Histogram* commit_ns) {
     std::lock_guard lk(mu_);
     m_group_records_ = group_records;
     m_commit_ns_ = commit_ns;
@@ -123,8 +123,8 @@ class Journal {
   std::atomic<bool> failed_{false};
   std::string failure_;
   std::function<void(uint64_t)> on_durable_;
-  obs::Histogram* m_group_records_ = nullptr;
-  obs::Histogram* m_commit_ns_ = nullptr;
+  tachyon::Histogram* m_group_records_ = nullptr;
+  tachyon::Histogram* m_commit_ns_ = nullptr;
   Stats stats_;
   std::thread writer_;
 };

@@ -1,8 +1,8 @@
-#include "tachyon/obs/histogram.hpp"
+#include "tachyon/core/histogram.hpp"
 
 #include <cmath>
 
-namespace tachyon::obs {
+namespace tachyon {
 
 void HistogramSnapshot::merge(const HistogramSnapshot& o) {
   for (size_t i = 0; i < kBuckets; ++i) counts[i] += o.counts[i];
@@ -39,4 +39,4 @@ void Histogram::add_to(HistogramSnapshot& s) const {
   s.max = std::max(s.max, max_.load(std::memory_order_relaxed));
 }
 
-}  // namespace tachyon::obs
+}  // namespace tachyon

@@ -19,7 +19,7 @@
 
 #include "tachyon/core/broadcast_log.hpp"
 
-namespace tachyon::obs {
+namespace tachyon {
 
 inline constexpr int kSubBits = 5;
 inline constexpr uint64_t kSub = uint64_t{1} << kSubBits;  // buckets per power of two
@@ -115,4 +115,4 @@ class ShardedHistogram {
   std::vector<std::unique_ptr<Histogram>> shards_;
 };
 
-}  // namespace tachyon::obs
+}  // namespace tachyon

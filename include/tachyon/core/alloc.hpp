@@ -4,7 +4,7 @@
 // allocated that the hot threads read for free (jemalloc keeps it thread-local anyway).
 #include <cstdint>
 
-namespace tachyon::obs {
+namespace tachyon {
 
 struct AllocStats {
   bool available = false;  // false: not linked with jemalloc
@@ -45,4 +45,4 @@ class ArenaScope {
 // engine (a snapshot's child could not read it).
 void disable_thread_cache();
 
-}  // namespace tachyon::obs
+}  // namespace tachyon

@@ -1,4 +1,4 @@
-#include "tachyon/obs/alloc.hpp"
+#include "tachyon/core/alloc.hpp"
 
 #include <sys/mman.h>
 
@@ -9,7 +9,7 @@
 #include <jemalloc/jemalloc.h>
 #endif
 
-namespace tachyon::obs {
+namespace tachyon {
 
 AllocStats alloc_stats() {
   AllocStats s;
@@ -117,4 +117,4 @@ void disable_thread_cache() {
 #endif
 }
 
-}  // namespace tachyon::obs
+}  // namespace tachyon

@@ -1,0 +1,67 @@
+#pragma once
+// What an api worker may touch of the pipeline (ARCHITECTURE.md: the api uses pipe's read side
+// only): its own ingress ring (submit) and result ring (poll_results, result_bell), the read side
+// (market and account views, histories, the update log), the published book snapshots and their
+// delta history. Nothing of the engine, the journal or the committer: the Pipeline behind it
+// (pipeline.hpp, seen only by the app) owns those.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <absl/functional/function_ref.h>
+
+#include "tachyon/engine/tx.hpp"
+#include "tachyon/pipe/book_snapshot.hpp"
+#include "tachyon/pipe/published.hpp"
+#include "tachyon/pipe/read_side.hpp"
+#include "tachyon/pipe/wait.hpp"
+
+namespace tachyon::pipe {
+
+struct Ingress {
+  Tx tx;
+  uint64_t cookie;  // the worker's handle for the reply
+  int64_t t_recv_ns;
+};
+
+struct Result {
+  uint64_t cookie;
+  uint64_t seq;
+  uint64_t block;
+  OrderIndex order_index;
+  Reject reject;
+  // The tx's life (realtime ns): the api worker received it, the sequencer took it from the
+  // ingress ring (= the tx's time), the engine finished it, the apply thread had applied its
+  // updates and published, and the apply thread saw it durable and routed this result.
+  int64_t t_recv_ns;
+  int64_t t_seq_ns;
+  int64_t t_exec_ns;
+  int64_t t_applied_ns;
+  int64_t t_durable_ns;
+};
+
+class Front {
+ public:
+  virtual ~Front() = default;
+  // Api worker `w` (one thread per worker). False when the ring is full: answer "busy".
+  virtual bool submit(uint32_t w, const Tx& tx, uint64_t cookie, int64_t t_recv_ns) = 0;
+  // Worker `w`: hands its routed results to f, at most `limit`; returns how many.
+  virtual size_t poll_results(uint32_t w, absl::FunctionRef<void(const Result&)> f,
+                              size_t limit = 256) = 0;
+  virtual Doorbell& result_bell(uint32_t w) = 0;
+  // Called by the apply thread after each batch it published or results it routed (api workers
+  // wake their io_context with it). Set before the pipeline starts.
+  virtual void set_notify(std::function<void()> f) = 0;
+  // The read side: market and account views, history, the update log (any thread).
+  virtual ReadSide& read_side() = 0;
+  // Readers (any thread): the current snapshot of a market's book.
+  virtual Published<BookSnapshot>& book(MarketId m) = 0;
+  virtual uint64_t applied_seq() const = 0;
+  // Readers: the book changes after `since_nonce` up to `until_nonce`, one BookDelta per publish,
+  // oldest first. False when `since_nonce` is older than the history kept (send a snapshot).
+  virtual bool book_deltas(MarketId m, uint64_t since_nonce, uint64_t until_nonce,
+                           std::vector<BookDelta>& out) const = 0;
+};
+
+}  // namespace tachyon::pipe
