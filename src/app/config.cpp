@@ -137,6 +137,17 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     TRY(get_int(*t, "snapshot_every_txs", c.snapshot_every_txs, origin, 0, INT64_MAX));
     TRY(get_int(*t, "snapshot_interval_s", c.snapshot_interval_s, origin, 0, 86400 * 30));
     TRY(get_int(*t, "snapshot_keep", c.snapshot_keep, origin, 1, 1000));
+    std::string from;
+    TRY(get_str(*t, "snapshot_from", from, origin));
+    if (from == "replica") {
+      c.snapshot_from_replica = true;
+    } else if (from == "fork") {
+      c.snapshot_from_replica = false;
+    } else if (!from.empty()) {
+      return Status::error(where(*t->get("snapshot_from"), origin) +
+                           ": 'snapshot_from' must be \"replica\" or \"fork\", not \"" + from +
+                           "\"");
+    }
     TRY(get_int(*t, "block_max_txs", c.block_max_txs, origin, 1, 1'000'000));
     TRY(get_int(*t, "block_interval_ms", c.block_interval_ms, origin, 1, 60'000));
   }
@@ -233,7 +244,8 @@ std::string describe(const Config& c) {
     << "\"\nsegment_bytes = " << c.segment_bytes
     << "\nsnapshot_every_txs = " << c.snapshot_every_txs
     << "\nsnapshot_interval_s = " << c.snapshot_interval_s
-    << "\nsnapshot_keep = " << c.snapshot_keep << "\nblock_max_txs = " << c.block_max_txs
+    << "\nsnapshot_keep = " << c.snapshot_keep << "\nsnapshot_from = \""
+    << (c.snapshot_from_replica ? "replica" : "fork") << "\"\nblock_max_txs = " << c.block_max_txs
     << "\nblock_interval_ms = " << c.block_interval_ms
     << "\n\n[engine]\nmax_orders = " << c.engine.max_orders
     << "\nexpected_accounts = " << c.engine.expected_accounts

@@ -28,6 +28,7 @@ struct Config {
   uint64_t snapshot_every_txs = 1'000'000;
   uint32_t snapshot_interval_s = 300;
   uint32_t snapshot_keep = 2;
+  bool snapshot_from_replica = true;  // false: fork() the sequencer (copy-on-write)
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
   uint32_t chain_id = 304;

@@ -1,10 +1,11 @@
 // tachyon-feed: the sequencer and the journal without the network. Recovers the data dir
 // (newest snapshot + journal), regenerates the seeded tx stream up to the recovered seq and
 // checks it lands on the same state, then keeps feeding txs through engine + journal, printing
-// "ack <seq>" each time the journal makes txs durable (all txs <= seq). Snapshots are taken by
-// fork() every --snapshot-every txs. Blocks of --block-txs txs are committed by a committer thread
-// as in the server (--stall-committer-after B pauses it after block B, so it lags). The crash
-// tests kill it with SIGKILL at random points.
+// "ack <seq>" each time the journal makes txs durable (all txs <= seq). Snapshots are asked for
+// every --snapshot-every txs: by fork() (--snapshot-from fork, the default) or written by the
+// committer from its replica (--snapshot-from replica), as the server does. Blocks of --block-txs
+// txs are committed by a committer thread as in the server (--stall-committer-after B pauses it
+// after block B, so it lags). The crash tests kill it with SIGKILL at random points.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -32,6 +33,7 @@ struct Options {
   bool recover_only = false;
   uint64_t block_txs = 100;
   uint64_t stall_committer_after = 0;  // block number; 0 = never
+  std::string snapshot_from = "fork";  // or "replica"
 };
 
 constexpr uint32_t kFeedChainId = 1;
@@ -119,12 +121,15 @@ int run(const Options& o) {
     std::fflush(stdout);
   });
   store::ForkSnapshotter snapshotter;
+  const bool from_replica = o.snapshot_from == "replica";
+  uint64_t replica_written = 0;
   NullSink sink;
   // As the server's sequencer: a new block after the recovered one; sealed every block_txs txs.
   uint64_t block = engine->last_block() + 1, in_block = 0;
   int64_t last_time = 0;
   auto retire = [&] {
-    (void)store::retire_covered(*journal, o.dir, snapshotter.last_written(), 2,
+    (void)store::retire_covered(*journal, o.dir,
+                                std::max(snapshotter.last_written(), replica_written), 2,
                                 committer->committed_through(journal->durable_seq()));
   };
   for (uint64_t seq = rep.last_seq + 1; seq <= o.txs; ++seq) {
@@ -152,7 +157,19 @@ int run(const Options& o) {
       else
         retire();
     }
-    if (o.snapshot_every != 0 && seq % o.snapshot_every == 0 && !snapshotter.busy()) {
+    store::SnapshotInfo written;
+    if (from_replica && committer->poll_snapshot(done, written)) {
+      if (!done.ok()) {
+        std::fprintf(stderr, "%s\n", done.message().c_str());
+      } else {
+        replica_written = std::max(replica_written, written.seq);
+        retire();
+      }
+    }
+    if (from_replica && o.snapshot_every != 0 && seq % o.snapshot_every == 0)
+      (void)committer->request_snapshot(journal.get());  // false: the last one is not done yet
+    if (!from_replica && o.snapshot_every != 0 && seq % o.snapshot_every == 0 &&
+        !snapshotter.busy()) {
       // A snapshot must never be ahead of the journal: it may only cover durable txs.
       journal->wait_durable(seq);
       if (Status s = snapshotter.start(*engine, o.dir); !s.ok())
@@ -198,6 +215,8 @@ int main(int argc, char** argv) {
   app.add_option("--block-txs", o.block_txs, "txs per block")->check(CLI::Range(1, 1 << 20));
   app.add_option("--stall-committer-after", o.stall_committer_after,
                  "pause the committer after this block (tests: a lagging committer)");
+  app.add_option("--snapshot-from", o.snapshot_from, "fork | replica")
+      ->check(CLI::IsMember({"fork", "replica"}));
   CLI11_PARSE(app, argc, argv);
   return run(o);
 }

@@ -409,8 +409,11 @@ int serve(const app::Config& c) {
       std::chrono::steady_clock::now() + std::chrono::milliseconds(c.funding_sample_ms);
 
   store::ForkSnapshotter snapshotter;
+  uint64_t replica_written = 0;  // the newest snapshot the committer wrote from its replica
   // The newest seq a snapshot on disk covers.
-  auto covered = [&] { return std::max(rep.snapshot_seq, snapshotter.last_written()); };
+  auto covered = [&] {
+    return std::max({rep.snapshot_seq, snapshotter.last_written(), replica_written});
+  };
   auto last_snap_time = std::chrono::steady_clock::now();
   const char* watchdog = std::getenv("WATCHDOG_USEC");
   shared.ready.store(true);
@@ -474,13 +477,22 @@ int serve(const app::Config& c) {
       demo.on_result(tx, tr);
     });
     Status done;
-    if (snapshotter.poll(done)) {
+    store::SnapshotInfo written;
+    double write_s = 0;
+    const bool fork_done = snapshotter.poll(done);
+    const bool replica_done = !fork_done && committer.poll_snapshot(done, written, &write_s);
+    if (replica_done && done.ok()) replica_written = std::max(replica_written, written.seq);
+    if (fork_done || replica_done) {
       if (!done.ok()) {
         spdlog::error("{}", done.message());
       } else {
         (void)store::retire_covered(*journal, c.data_dir, covered(), c.snapshot_keep,
                                     committer.committed_through(journal->durable_seq()));
-        spdlog::info("snapshot at seq {} written", covered());
+        if (replica_done)
+          spdlog::info("snapshot at seq {} written from the committer's replica in {:.3f} s",
+                       written.seq, write_s);
+        else
+          spdlog::info("snapshot at seq {} written", covered());
         // The histories as published now (newer than the snapshot): after a crash, the journal
         // replay from the snapshot adds the rest.
         if (Status s = app::save_history(c.data_dir, pipeline.read_side(), trade_hash); !s.ok())
@@ -492,7 +504,20 @@ int serve(const app::Config& c) {
     const bool by_time = c.snapshot_interval_s != 0 && since > 0 &&
                          std::chrono::steady_clock::now() - last_snap_time >=
                              std::chrono::seconds(c.snapshot_interval_s);
-    if ((by_count || by_time || snapshot_requested.exchange(false)) && !snapshotter.busy()) {
+    const bool due = by_count || by_time;
+    if (c.snapshot_from_replica && (due || snapshot_requested.load()) &&
+        !committer.snapshot_busy()) {
+      snapshot_requested.store(false);
+      // Written by the committer's thread from its replica: the sequencer does not stop.
+      if (committer.request_snapshot(journal.get()))
+        spdlog::info(
+            "snapshot requested from the committer's replica at seq >= {} (sequencer "
+            "not paused)",
+            pipeline.applied_seq());
+      last_snap_time = std::chrono::steady_clock::now();
+    }
+    if (!c.snapshot_from_replica && (due || snapshot_requested.exchange(false)) &&
+        !snapshotter.busy()) {
       int64_t pause_ns = 0;
       Status st;
       // On the sequencer thread, between two txs; never ahead of the journal.

@@ -447,13 +447,68 @@ void Committer::run() {
   for (;;) {
     {
       std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return (!queue_.empty() && !paused_) || (stop_ && !paused_); });
+      // block_txs_ is this thread's own: a requested snapshot is written right away when the
+      // replica stands at a block boundary, else at the next seal.
+      cv_.wait(lk, [&] {
+        return (!queue_.empty() && !paused_) || (stop_ && !paused_) ||
+               (snap_requested_ && !paused_ && block_txs_ == 0);
+      });
       if (queue_.empty() && stop_) return;
       batch.swap(queue_);
     }
-    for (const Item& it : batch) apply(it);
+    for (const Item& it : batch) {
+      apply(it);
+      if (it.seal) maybe_snapshot();
+    }
+    if (batch.empty()) maybe_snapshot();
     batch.clear();
   }
+}
+
+bool Committer::request_snapshot(Journal* journal) {
+  {
+    std::lock_guard lk(mu_);
+    if (snap_requested_ || snap_done_) return false;
+    snap_requested_ = true;
+    snap_journal_ = journal;
+  }
+  cv_.notify_one();
+  return true;
+}
+
+bool Committer::snapshot_busy() const {
+  std::lock_guard lk(mu_);
+  return snap_requested_ || snap_done_;
+}
+
+bool Committer::poll_snapshot(Status& result, SnapshotInfo& info, double* seconds) {
+  std::lock_guard lk(mu_);
+  if (!snap_done_) return false;
+  snap_done_ = false;
+  result = snap_result_;
+  info = snap_info_;
+  if (seconds != nullptr) *seconds = snap_seconds_;
+  return true;
+}
+
+void Committer::maybe_snapshot() {
+  Journal* journal = nullptr;
+  {
+    std::lock_guard lk(mu_);
+    if (!snap_requested_ || block_txs_ != 0) return;
+    journal = snap_journal_;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  if (journal != nullptr) journal->wait_durable(replica_->last_seq());
+  SnapshotInfo info;
+  Status s = write_snapshot(*replica_, dir_, &info);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard lk(mu_);
+  snap_requested_ = false;
+  snap_done_ = true;
+  snap_result_ = std::move(s);
+  snap_info_ = info;
+  snap_seconds_ = secs;
 }
 
 void Committer::apply(const Item& it) {

@@ -87,6 +87,8 @@ TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
       {"[server]\nport = 70000\n", "'port' = 70000 is out of range"},
       {"[server]\nport = \"x\"\n", "'port' must be an integer"},
       {"[nonsense]\n", "unknown section [nonsense]"},
+      {"[store]\nsnapshot_from = \"magic\"\n",
+       "'snapshot_from' must be \"replica\" or \"fork\", not \"magic\""},
       {"[[markets]]\nid = 0\nsymbol = \"X\"\nsize_decimals = 5\nprice_decimals = 5\nindex_price = "
        "1\n"
        "default_imf = 500\nmin_imf = 200\nmmf = 120\ncmf = 80\nprice_band = "
@@ -157,6 +159,57 @@ TEST(Lifecycle, sigterm_syncs_snapshots_and_exits_zero_then_restarts_warm_to_the
   EXPECT_EQ(third.exit_code, 2) << third.err;
   EXPECT_NE(third.err.find("state hash differs after loading"), std::string::npos) << third.err;
   EXPECT_EQ(third.err.find("] ready"), std::string::npos) << third.err;
+}
+
+// Snapshots under load, by fork() or from the committer's replica, then kill -9: recovery from the
+// newest snapshot + journal lands on the same state as a replay of the whole journal.
+TEST(Lifecycle, snapshots_under_load_from_a_fork_or_the_replica_recover_to_the_journals_state) {
+  for (const std::string from : {"replica", "fork"}) {
+    SCOPED_TRACE("snapshot_from = " + from);
+    TempDir dir;
+    const std::string conf = dir.path() + "/tachyon.toml";
+    std::ofstream(conf) << "[store]\nsnapshot_every_txs = 1500\nsegment_bytes = 1073741824\n"
+                        << "snapshot_from = \"" << from << "\"\n";
+    const std::string data = dir.path() + "/data";
+    Child c = spawn({TACHYON_BIN, "--config", conf, "--data-dir", data, "--demo-load-tps", "5000",
+                     "--listen-address", "127.0.0.1", "--port", "0", "--admin-port", "0"},
+                    /*with_stderr=*/true);
+    std::string log, line;
+    size_t written = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (written < 2 && std::chrono::steady_clock::now() < deadline) {
+      if (read_line(c, line, 50)) {
+        log += line + "\n";
+        written += line.find("snapshot at seq") != std::string::npos &&
+                   line.find(" written") != std::string::npos;
+      } else if (c.eof) {
+        break;
+      }
+    }
+    finish(c, /*kill_it=*/true);  // kill -9: no final snapshot
+    ASSERT_EQ(written, 2u) << log;
+    if (from == "replica") {
+      EXPECT_NE(log.find("written from the committer's replica"), std::string::npos) << log;
+      EXPECT_EQ(log.find("sequencer paused"), std::string::npos) << log;
+    } else {
+      EXPECT_NE(log.find("sequencer paused"), std::string::npos) << log;
+    }
+    std::unique_ptr<Engine> with_snapshot, journal_only;
+    store::RecoveryReport rep, rep_journal;
+    ASSERT_TRUE(store::recover(data, EngineConfig{}, with_snapshot, rep).ok());
+    EXPECT_TRUE(rep.from_snapshot);
+    EXPECT_GT(rep.snapshot_seq, 0u);
+    const std::string copy = dir.path() + "/journal-only";
+    std::filesystem::create_directories(copy);
+    for (const auto& f : std::filesystem::directory_iterator(data)) {
+      if (f.path().filename().string().rfind("journal-", 0) == 0)
+        std::filesystem::copy_file(f.path(), std::filesystem::path(copy) / f.path().filename());
+    }
+    ASSERT_TRUE(store::recover(copy, EngineConfig{}, journal_only, rep_journal).ok());
+    EXPECT_FALSE(rep_journal.from_snapshot);
+    EXPECT_EQ(rep_journal.last_seq, rep.last_seq);
+    EXPECT_EQ(journal_only->state_hash(), with_snapshot->state_hash());
+  }
 }
 
 }  // namespace

@@ -2,9 +2,13 @@
 // its roots equal an independent computation; blocks.log chains every commitment to the last.
 #include <sodium.h>
 
+#include <chrono>
+#include <thread>
+
 #include "store/store_support.hpp"
 #include "tachyon/store/commit.hpp"
 #include "tachyon/store/files.hpp"
+#include "tachyon/store/journal.hpp"
 
 namespace tachyon::testing {
 namespace {
@@ -91,6 +95,74 @@ TEST(Commit, blocks_log_chains_every_commitment_and_survives_a_torn_tail) {
   ASSERT_TRUE(store::truncate_file(log, std::filesystem::file_size(log) - 10).ok());
   ASSERT_TRUE(store::read_commitments(dir.path(), blocks).ok());
   EXPECT_EQ(blocks.size(), 9u);  // the torn record is dropped (and cut off the file)
+}
+
+// Snapshots written by the committer from its replica: the state the sequencer had at a block
+// boundary, taken without the sequencer stopping, never covering a tx the journal could lose.
+TEST(Commit, a_replica_snapshot_is_the_sequencers_state_at_the_next_block_boundary) {
+  TempDir dir;
+  store::JournalConfig jc;
+  jc.dir = dir.path();
+  jc.durability = store::Durability::kFsync;
+  std::unique_ptr<store::Journal> journal;
+  ASSERT_TRUE(store::Journal::open(jc, 1, journal).ok());
+  StreamReplayer seqr(23);
+  store::Committer committer(dir.path(), std::make_unique<Engine>(), kChain);
+  ASSERT_TRUE(committer.start().ok());
+  uint64_t block = 1;
+  auto feed = [&](uint64_t to) {  // the sequencer: execute, journal, hand over, seal every 300
+    while (seqr.engine().last_seq() < to) {
+      Tx tx = seqr.step();
+      tx.h.block = block;
+      journal->append(tx);
+      committer.push(tx);
+      if (tx.h.seq % 300 == 0) committer.seal(block++, tx.h.time_ns);
+    }
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto caught_up = [&](uint64_t committed) {  // the committer applied everything pushed
+    while ((committer.last().last_seq < committed || committer.backlog() > 0) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+  };
+  feed(3150);  // mid-block: the snapshot waits for the seal at 3300
+  caught_up(3000);
+  ASSERT_TRUE(committer.request_snapshot(journal.get()));
+  EXPECT_FALSE(committer.request_snapshot(journal.get())) << "one at a time";
+  EXPECT_TRUE(committer.snapshot_busy());
+  feed(3300);
+  const uint64_t at_boundary = seqr.engine().state_hash();
+  feed(4000);  // the sequencer goes on while the committer writes
+  Status result;
+  store::SnapshotInfo info;
+  double secs = -1;
+  while (!committer.poll_snapshot(result, info, &secs) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  ASSERT_TRUE(result.ok()) << result.message();
+  EXPECT_EQ(info.seq, 3300u);
+  EXPECT_GE(journal->durable_seq(), info.seq) << "a snapshot may cover durable txs only";
+  EXPECT_GE(secs, 0.0);
+  EXPECT_FALSE(committer.snapshot_busy());
+  Engine fresh;
+  store::SnapshotInfo loaded;
+  ASSERT_TRUE(store::load_snapshot(info.path, fresh, loaded).ok());
+  EXPECT_EQ(fresh.state_hash(), at_boundary);
+  EXPECT_EQ(loaded.state_hash, at_boundary);
+
+  // At a boundary already (every pushed tx sealed): written at once, at the sequencer's seq.
+  committer.seal(block++, 0);
+  caught_up(4000);
+  ASSERT_TRUE(committer.request_snapshot(journal.get()));
+  while (!committer.poll_snapshot(result, info) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  ASSERT_TRUE(result.ok()) << result.message();
+  EXPECT_EQ(info.seq, 4000u);
+  Engine again;
+  ASSERT_TRUE(store::load_snapshot(info.path, again, loaded).ok());
+  EXPECT_EQ(again.state_hash(), seqr.engine().state_hash());
+  committer.stop();
+  journal->close();
 }
 
 TEST(Commit, tx_hash_is_80_hex_and_ignores_the_sequencers_fields) {

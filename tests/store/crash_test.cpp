@@ -75,13 +75,18 @@ TEST(Crash, kill9_under_load_loses_no_acknowledged_tx_and_recovers_the_replayed_
   const char* env = std::getenv("TACHYON_CRASH_ITERATIONS");
   const int iterations = env ? std::atoi(env) : 20;
   Rng rng(0xC0FFEE);
+  uint64_t from_replica_snapshot = 0;  // recoveries that started from a replica's snapshot
   for (int it = 0; it < iterations; ++it) {
     SCOPED_TRACE("crash iteration " + std::to_string(it));
     TempDir dir;
     const uint64_t seed = 100 + static_cast<uint64_t>(it);
     const uint64_t snapshot_every = std::array<uint64_t, 3>{0, 700, 2500}[it % 3];
     const uint64_t segment_bytes = it % 2 ? 1u << 20 : 32u << 10;
-    const auto args = feed_args(dir.path(), seed, snapshot_every, segment_bytes);
+    auto args = feed_args(dir.path(), seed, snapshot_every, segment_bytes);
+    // Snapshots by fork() or from the committer's replica, alternately (every snapshot setting
+    // meets both over the 6-iteration cycle).
+    const bool replica = it % 6 >= 3;
+    args.insert(args.end(), {"--snapshot-from", replica ? "replica" : "fork"});
     uint64_t acked = 0;
     const int kills = 1 + it % 2;  // some iterations crash twice: recover, resume, crash again
     for (int k = 0; k < kills; ++k)
@@ -89,16 +94,27 @@ TEST(Crash, kill9_under_load_loses_no_acknowledged_tx_and_recovers_the_replayed_
 
     Child rec = spawn({TACHYON_FEED_BIN, "--data-dir", dir.path(), "--recover-only"});
     std::string line;
-    unsigned long long seq = 0, hash = 0;
-    while (read_line(rec, line, 30000)) std::sscanf(line.c_str(), "state %llu %llx", &seq, &hash);
+    unsigned long long seq = 0, hash = 0, snap = 0, r_seq = 0, r_hash = 0;
+    while (read_line(rec, line, 30000)) {
+      std::sscanf(line.c_str(), "state %llu %llx", &seq, &hash);
+      std::sscanf(line.c_str(), "recovered seq %llu hash %llx snapshot %llu", &r_seq, &r_hash,
+                  &snap);
+    }
     const int ws = finish(rec, false);
     ASSERT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) << "recovery failed";
     EXPECT_GE(seq, acked) << "an acknowledged tx was lost";
     StreamReplayer replay(seed);
     replay.run_to(seq);
     EXPECT_EQ(replay.engine().state_hash(), hash) << "recovered state is not the replayed state";
-    std::printf("crash %2d: %d kill(s), last acked seq %llu, recovered seq %llu\n", it, kills,
-                static_cast<unsigned long long>(acked), seq);
+    std::printf(
+        "crash %2d: %d kill(s), snapshots %-7s every %4llu, last acked seq %llu, "
+        "recovered seq %llu from snapshot %llu\n",
+        it, kills, replica ? "replica" : "fork", static_cast<unsigned long long>(snapshot_every),
+        static_cast<unsigned long long>(acked), seq, snap);
+    if (replica && snap > 0) ++from_replica_snapshot;
+  }
+  if (iterations >= 6) {
+    EXPECT_GT(from_replica_snapshot, 0u) << "no recovery started from a replica's snapshot";
   }
 }
 

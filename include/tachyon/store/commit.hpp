@@ -28,8 +28,11 @@
 #include "tachyon/codec/tx_hash.hpp"
 #include "tachyon/core/status.hpp"
 #include "tachyon/engine/engine.hpp"
+#include "tachyon/store/snapshot.hpp"
 
 namespace tachyon::store {
+
+class Journal;
 
 // The tx hash and the commitment record live in codec (the api names txs too).
 using codec::BlockCommitment;
@@ -119,6 +122,19 @@ class Committer {
   // start (open_committer). Journal retention keeps what rebuilding from it needs.
   uint64_t committed_through(uint64_t max_seq) const;
 
+  // Snapshots from the replica: the sequencer never stops for them (no fork, no copy on its
+  // thread). At the next block boundary (every tx it applied is in a committed block), and once
+  // `journal` (may be null) is durable through the replica's seq, so that a snapshot never covers
+  // a tx the journal could still lose, the committer's thread writes the replica as
+  // snapshot-<seq>.snap (write_snapshot). Any thread; false while one is requested or its result
+  // has not been polled. The replica is the sequencer's state at that seq: the same txs, executed
+  // by the same deterministic engine (the state roots rest on it too).
+  bool request_snapshot(Journal* journal);
+  bool snapshot_busy() const;
+  // Non-blocking: true once a requested snapshot is finished, with its verdict, what was written
+  // and how long the write took (the committer's commitments waited that long).
+  bool poll_snapshot(Status& result, SnapshotInfo& info, double* seconds = nullptr);
+
  private:
   struct Item {
     bool seal;
@@ -130,6 +146,7 @@ class Committer {
   Status prepare();  // committer thread: make the replica, catch up
   void apply(const Item& it);
   void commit_block(uint64_t block, int64_t time_ns);
+  void maybe_snapshot();  // committer thread, at a block boundary
 
   std::string dir_;
   std::unique_ptr<Engine> replica_;
@@ -155,6 +172,12 @@ class Committer {
   std::thread thread_;
   std::atomic<bool> prepared_{false};
   double prepare_seconds_ = 0;  // written before prepared_
+  // Replica snapshots (under mu_).
+  Journal* snap_journal_ = nullptr;
+  bool snap_requested_ = false, snap_done_ = false;
+  Status snap_result_;
+  SnapshotInfo snap_info_;
+  double snap_seconds_ = 0;
 };
 
 // Starts the committer of a data dir whose engine was recovered at `recovered_seq`: a replica at
