@@ -91,21 +91,25 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     caches_[m].nonce = engine_->last_seq();
     caches_[m].changed = true;  // every market starts with a published (maybe empty) snapshot
     changed_.push_back(static_cast<MarketId>(m));
+    // What rest_order() does per order, built a level at a time: the engine's levels already
+    // hold their totals and counts, and bids then asks, best first, oldest first, is the queue's
+    // own key order (so every insert goes at its end).
+    BookCache& c = caches_[m];
     for (int side = 0; side < 2; ++side) {
+      auto& levels = (side ? c.asks : c.bids).levels;
+      levels.reserve(mk->book.level_count(side));
       for (size_t i = 0; i < mk->book.level_count(side); ++i) {
         const Level& l = mk->book.level(side, i);
+        levels.push_back(PriceLevel{l.price, l.total, l.count});
+        c.touched.emplace_back(static_cast<uint8_t>(side), l.price);
         for (uint32_t s = l.head; s != kNoSlot; s = engine_->orders()[s].next) {
           const Order& o = engine_->orders()[s];
-          OrderUpdate ou{};
-          ou.order_index = o.order_index;
-          ou.account = o.account;
-          ou.price = o.price;
-          ou.remaining = o.remaining;
-          ou.initial = o.initial;
-          ou.expiry_ms = o.expiry_ms;
-          ou.market = o.market;
-          ou.is_ask = o.is_ask;
-          rest_order(ou);
+          const Resting r{o.market,  o.is_ask != 0, o.price,     o.remaining,
+                          o.initial, o.account,     o.expiry_ms, ++arrival_};
+          resting_.try_emplace(o.order_index, r);
+          c.queue.emplace_hint(c.queue.end(),
+                               QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
+                               o.order_index);
         }
       }
     }
