@@ -28,7 +28,7 @@ LIMITED = {
         "engine": {"tx.hpp", "update.hpp", "margin.hpp", "order_checks.hpp", "order.hpp"},
     },
 }
-INCLUDE = re.compile(r'^\s*#\s*include\s+"tachyon/([a-z_]+)/([^"]+)"', re.M)
+INCLUDE = re.compile(r'^\s*#\s*include\s+["<]tachyon/([a-z_]+)/([^">]+)[">]', re.M)
 
 
 def main() -> int:
@@ -48,6 +48,9 @@ def main() -> int:
                     if n.endswith((".hpp", ".cpp", ".h", ".cc")):
                         p = os.path.join(dirpath, n)
                         files.append((module, p, os.path.relpath(p, root)))
+    if not files:
+        print(f"no module sources under {root}/include/tachyon and {root}/src: wrong root?")
+        return 1
     for module, path, key in files:
         deps[key] = includes(path)
 

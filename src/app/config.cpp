@@ -143,7 +143,7 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
       c.snapshot_from_replica = true;
     } else if (from == "fork") {
       c.snapshot_from_replica = false;
-    } else if (!from.empty()) {
+    } else if (t->contains("snapshot_from")) {
       return Status::error(where(*t->get("snapshot_from"), origin) +
                            ": 'snapshot_from' must be \"replica\" or \"fork\", not \"" + from +
                            "\"");

@@ -171,8 +171,9 @@ int run(const Options& o) {
     if (!from_replica && o.snapshot_every != 0 && seq % o.snapshot_every == 0 &&
         !snapshotter.busy()) {
       // A snapshot must never be ahead of the journal: it may only cover durable txs.
-      journal->wait_durable(seq);
-      if (Status s = snapshotter.start(*engine, o.dir); !s.ok())
+      if (!journal->wait_durable(seq))
+        std::fprintf(stderr, "snapshot not taken: the journal failed\n");
+      else if (Status s = snapshotter.start(*engine, o.dir); !s.ok())
         std::fprintf(stderr, "%s\n", s.message().c_str());
     }
     if (journal->failed()) {

@@ -409,7 +409,8 @@ int serve(const app::Config& c) {
       std::chrono::steady_clock::now() + std::chrono::milliseconds(c.funding_sample_ms);
 
   store::ForkSnapshotter snapshotter;
-  uint64_t replica_written = 0;  // the newest snapshot the committer wrote from its replica
+  uint64_t replica_written = 0;       // the newest snapshot the committer wrote from its replica
+  uint64_t replica_requested_at = 0;  // the applied seq when the last one was asked for
   // The newest seq a snapshot on disk covers.
   auto covered = [&] {
     return std::max({rep.snapshot_seq, snapshotter.last_written(), replica_written});
@@ -499,7 +500,10 @@ int serve(const app::Config& c) {
           spdlog::warn("market history not saved: {}", s.message());
       }
     }
-    const uint64_t since = pipeline.applied_seq() - std::min(pipeline.applied_seq(), covered());
+    // Counted from the newest snapshot, or from the last request: a committer that lags by more
+    // than snapshot_every_txs must not be asked for one snapshot after the other.
+    const uint64_t base = std::max(covered(), replica_requested_at);
+    const uint64_t since = pipeline.applied_seq() - std::min(pipeline.applied_seq(), base);
     const bool by_count = c.snapshot_every_txs != 0 && since >= c.snapshot_every_txs;
     const bool by_time = c.snapshot_interval_s != 0 && since > 0 &&
                          std::chrono::steady_clock::now() - last_snap_time >=
@@ -509,11 +513,13 @@ int serve(const app::Config& c) {
         !committer.snapshot_busy()) {
       snapshot_requested.store(false);
       // Written by the committer's thread from its replica: the sequencer does not stop.
-      if (committer.request_snapshot(journal.get()))
+      if (committer.request_snapshot(journal.get())) {
+        replica_requested_at = pipeline.applied_seq();
         spdlog::info(
             "snapshot requested from the committer's replica at seq >= {} (sequencer "
             "not paused)",
-            pipeline.applied_seq());
+            replica_requested_at);
+      }
       last_snap_time = std::chrono::steady_clock::now();
     }
     if (!c.snapshot_from_replica && (due || snapshot_requested.exchange(false)) &&
@@ -522,8 +528,10 @@ int serve(const app::Config& c) {
       Status st;
       // On the sequencer thread, between two txs; never ahead of the journal.
       pipeline.run_on_sequencer([&](const Engine& e) {
-        journal->wait_durable(e.last_seq());
-        st = snapshotter.start(e, c.data_dir, &pause_ns);
+        if (!journal->wait_durable(e.last_seq()))
+          st = Status::error("snapshot not taken: the journal failed");
+        else
+          st = snapshotter.start(e, c.data_dir, &pause_ns);
       });
       if (!st.ok()) spdlog::error("{}", st.message());
       last_snap_time = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 // its roots equal an independent computation; blocks.log chains every commitment to the last.
 #include <sodium.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -120,13 +121,14 @@ TEST(Commit, a_replica_snapshot_is_the_sequencers_state_at_the_next_block_bounda
     }
   };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  auto caught_up = [&](uint64_t committed) {  // the committer applied everything pushed
-    while ((committer.last().last_seq < committed || committer.backlog() > 0) &&
+  // The committer executed txs through `applied` and committed blocks through `committed`.
+  auto caught_up = [&](uint64_t applied, uint64_t committed) {
+    while ((committer.applied_seq() < applied || committer.last().last_seq < committed) &&
            std::chrono::steady_clock::now() < deadline)
       std::this_thread::yield();
   };
   feed(3150);  // mid-block: the snapshot waits for the seal at 3300
-  caught_up(3000);
+  caught_up(3150, 3000);
   ASSERT_TRUE(committer.request_snapshot(journal.get()));
   EXPECT_FALSE(committer.request_snapshot(journal.get())) << "one at a time";
   EXPECT_TRUE(committer.snapshot_busy());
@@ -152,7 +154,7 @@ TEST(Commit, a_replica_snapshot_is_the_sequencers_state_at_the_next_block_bounda
 
   // At a boundary already (every pushed tx sealed): written at once, at the sequencer's seq.
   committer.seal(block++, 0);
-  caught_up(4000);
+  caught_up(4000, 4000);
   ASSERT_TRUE(committer.request_snapshot(journal.get()));
   while (!committer.poll_snapshot(result, info) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
@@ -161,6 +163,38 @@ TEST(Commit, a_replica_snapshot_is_the_sequencers_state_at_the_next_block_bounda
   Engine again;
   ASSERT_TRUE(store::load_snapshot(info.path, again, loaded).ok());
   EXPECT_EQ(again.state_hash(), seqr.engine().state_hash());
+
+  // Never ahead of the journal: with its commits held back (the writer blocked in its durability
+  // callback after making seq 4001 durable), a snapshot asked for at the boundary 4200 is not
+  // written until the journal is durable through 4200.
+  std::atomic<bool> hold{true};
+  std::atomic<uint64_t> held_at{0};
+  journal->set_on_durable([&](uint64_t seq) {
+    held_at.store(seq);
+    while (hold.load()) std::this_thread::yield();
+  });
+  feed(4001);
+  while (held_at.load() < 4001 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  feed(4200);  // sealed at 4200
+  caught_up(4200, 4200);
+  ASSERT_TRUE(committer.request_snapshot(journal.get()));
+  bool early = false;  // a writer that did not wait would be done in a few ms
+  for (auto window = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+       std::chrono::steady_clock::now() < window;) {
+    if ((early = committer.poll_snapshot(result, info))) break;
+    std::this_thread::yield();
+  }
+  EXPECT_FALSE(early) << "snapshot at seq " << info.seq << " written while the journal was "
+                      << "durable through " << journal->durable_seq() << " only";
+  EXPECT_EQ(journal->durable_seq(), 4001u);
+  hold.store(false);
+  while (!early && !committer.poll_snapshot(result, info) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  ASSERT_TRUE(result.ok()) << result.message();
+  EXPECT_EQ(info.seq, 4200u);
+  EXPECT_GE(journal->durable_seq(), 4200u);
   committer.stop();
   journal->close();
 }

@@ -114,6 +114,7 @@ class Committer {
   // Readers (the api): commitments of blocks >= from_block, oldest first, at most `limit`, from
   // the last kRecent blocks kept in memory (blocks.log has them all). Never blocks the sequencer.
   static constexpr size_t kRecent = 4096;
+  static constexpr size_t kQueueReserve = size_t{1} << 16;  // txs the hand-off holds unallocated
   std::vector<BlockCommitment> recent(uint64_t from_block, size_t limit) const;
   uint64_t recent_height() const;  // the newest committed block (0: none)
   // The last seq of the newest commitment that covers only seqs <= max_seq (0: none known). With
@@ -134,6 +135,8 @@ class Committer {
   // Non-blocking: true once a requested snapshot is finished, with its verdict, what was written
   // and how long the write took (the committer's commitments waited that long).
   bool poll_snapshot(Status& result, SnapshotInfo& info, double* seconds = nullptr);
+  // The last seq the replica executed (any thread).
+  uint64_t applied_seq() const { return applied_seq_.load(std::memory_order_acquire); }
 
  private:
   struct Item {
@@ -171,6 +174,7 @@ class Committer {
   int fd_ = -1;
   std::thread thread_;
   std::atomic<bool> prepared_{false};
+  std::atomic<uint64_t> applied_seq_{0};
   double prepare_seconds_ = 0;  // written before prepared_
   // Replica snapshots (under mu_).
   Journal* snap_journal_ = nullptr;
