@@ -1,5 +1,6 @@
 // WorkerLogic, REST side: routing, reads from the snapshots, sendTx / sendTxBatch / dryRun with
 // the dry-run and replies deferred until the sequencer's result is durable.
+#include <algorithm>
 #include <chrono>
 
 #include <simdjson.h>
@@ -529,8 +530,17 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
       return error_reply(400, 21501, "l1_address must be 20 bytes of hex");
     w.obj().kv_i("code", 200).kv_s("l1_address", *l1).key("sub_accounts").arr();
     dry_.account_reader().read([&] {
+      // By account index (the table's own order depends on the order accounts were inserted).
+      std::vector<const pipe::AccountView*> found;
       dry_.accounts().for_each([&](const pipe::AccountView& a) {
-        if (a.l1_address != addr) return;
+        if (a.l1_address == addr) found.push_back(&a);
+      });
+      std::sort(found.begin(), found.end(),
+                [](const pipe::AccountView* x, const pipe::AccountView* y) {
+                  return x->index < y->index;
+                });
+      for (const pipe::AccountView* ap : found) {
+        const pipe::AccountView& a = *ap;
         const AccountFigures f = account_figures(a, market_lookup);
         w.obj().kv_i("code", 0).kv_i("account_type", a.master == a.index ? 0 : 1);
         w.kv_i("index", a.index).kv_s("l1_address", *l1).kv_i("cancel_all_time", 0);
@@ -542,7 +552,7 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
             .key("available_balance")
             .dec(f.available, 6)
             .end_obj();
-      });
+      }
     });
     w.end_arr().end_obj();
     return r;

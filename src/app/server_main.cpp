@@ -226,12 +226,14 @@ int serve(const app::Config& c) {
   std::jthread hasher([&recovered_hash, e = static_cast<const Engine*>(engine.get())] {
     recovered_hash = e->state_hash();
   });
-  // Everything this thread builds from here on (committer, pipeline and read side, api, obs) is
-  // never touched by a snapshot's fork() child, which reads only the engine: it goes to an arena
-  // the fork leaves out, so the sequencer's pause is the engine's page tables, not the server's.
-  // Safe because the server forks only on the sequencer thread, whose thread cache is off (see
-  // PipelineConfig::read_side_outside_fork).
-  const tachyon::ArenaScope outside_fork(tachyon::dontfork_arena());
+  // With fork() snapshots, everything this thread builds from here on (committer, pipeline and
+  // read side, api, obs) is never touched by a snapshot's fork() child, which reads only the
+  // engine: it goes to an arena the fork leaves out, so the sequencer's pause is the engine's page
+  // tables, not the server's. Safe because the server forks only on the sequencer thread, whose
+  // thread cache is off (see PipelineConfig::read_side_outside_fork). Replica snapshots fork
+  // nothing: the default arenas (huge pages, fewer page faults while the read side is built).
+  const bool fork_snapshots = !c.snapshot_from_replica;
+  const tachyon::ArenaScope outside_fork(fork_snapshots ? tachyon::dontfork_arena() : 0);
   api::PublicKey op_key{};
   if (Status s = operator_key(c, op_key); !s.ok()) {
     spdlog::critical("operator key: {}", s.message());
@@ -250,7 +252,7 @@ int serve(const app::Config& c) {
   store::CommitterStart cs;
   // Paused until the server is ready: rebuilding its replica would take a core from the start.
   if (Status s = store::open_committer(c.data_dir, c.engine, c.chain_id, rep.last_seq,
-                                       committer_owner, cs, /*outside_fork=*/true,
+                                       committer_owner, cs, /*outside_fork=*/fork_snapshots,
                                        /*start_paused=*/true);
       !s.ok()) {
     spdlog::critical("committer: {}", s.message());
@@ -274,8 +276,8 @@ int serve(const app::Config& c) {
   app::Observability obs(c);
   pipe::PipelineConfig pc;
   pc.metrics = obs.pipe_metrics();
-  pc.read_side_outside_fork = true;  // snapshots fork on the sequencer thread only
-  pc.workers = c.api_workers + 1;    // the last ingress ring is the server's own (markets, demo)
+  pc.read_side_outside_fork = fork_snapshots;  // snapshots fork on the sequencer thread only
+  pc.workers = c.api_workers + 1;  // the last ingress ring is the server's own (markets, demo)
   pc.block_max_txs = c.block_max_txs;
   pc.block_interval_ms = c.block_interval_ms;
   pc.sequencer_core = c.sequencer_core;

@@ -78,9 +78,22 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   const int64_t restored_ns = realtime_ns();
   // The account and market views are built meanwhile on a second thread: the two touch nothing
   // in common (the engine is only read), and a start at 1M accounts and 1M orders waits for both.
-  std::jthread seeder([this, restored_ns] {
+  // The accounts go in chunks to whichever thread is free: the seeder from the start, this one
+  // once the books are built.
+  std::atomic<size_t> next_account{0};
+  const size_t n_accounts = engine_->accounts().size();
+  auto seed_accounts = [this, restored_ns, n_accounts, &next_account] {
+    constexpr size_t kChunk = 4096;
+    for (;;) {
+      const size_t b = next_account.fetch_add(kChunk, std::memory_order_relaxed);
+      if (b >= n_accounts) return;
+      read_.seed_accounts(*engine_, restored_ns, b, std::min(n_accounts, b + kChunk));
+    }
+  };
+  std::jthread seeder([this, restored_ns, &seed_accounts] {
     const tachyon::ArenaScope arena(read_arena_);
-    read_.seed(*engine_, restored_ns);
+    read_.seed_markets(*engine_, restored_ns);
+    seed_accounts();
   });
   for (int m = 0; m < kMaxMarkets; ++m) {
     const Market* mk = engine_->market(static_cast<MarketId>(m));
@@ -115,7 +128,9 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     }
   }
   publish_changed();
+  seed_accounts();
   seeder.join();
+  read_.seed_done(restored_ns);
   ctor_arena_.restore();
 }
 

@@ -61,6 +61,26 @@ bool AccountTable::publish(std::unique_ptr<AccountView> v) {
   return false;
 }
 
+bool AccountTable::insert_concurrent(std::unique_ptr<AccountView> v) {
+  const AccountIndex a = v->index;
+  for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
+    Entry& e = entries_[i];
+    uint64_t k = e.key.load(std::memory_order_relaxed);
+    if (k == 0) {
+      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) return false;
+      if (!e.key.compare_exchange_strong(k, a + 1, std::memory_order_acq_rel)) {
+        if (k == a + 1) return false;  // a second insert of one account: a caller's bug
+        continue;                      // another thread took the slot: probe on
+      }
+      e.view.store(v.release(), std::memory_order_release);
+      size_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    if (k == a + 1) return false;
+  }
+  return false;
+}
+
 std::unique_ptr<AccountView> AccountTable::take_spare() {
   if (spare_.empty()) return nullptr;
   AccountView* v = spare_.back();
@@ -575,6 +595,14 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
 }
 
 void ReadSide::seed(const Engine& e, int64_t now_ns) {
+  seed_markets(e, now_ns);
+  seed_accounts(e, now_ns, 0, e.accounts().size());
+  seed_done(now_ns);
+}
+
+void ReadSide::seed_done(int64_t now_ns) { publish(now_ns, true); }
+
+void ReadSide::seed_markets(const Engine& e, int64_t now_ns) {
   for (int mi = 0; mi < kMaxMarkets; ++mi) {
     const Market* m = e.market(static_cast<MarketId>(mi));
     if (m == nullptr) continue;
@@ -593,11 +621,16 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
     ms.view.last_trade_price = m->last_trade_price;
     ms.view.trade_count = m->trade_count;
   }
-  // Accounts: their views are made and published directly, without an AccountState each (made
-  // at an account's first update, from its view) and without going through the update log: one
-  // view per account is what a start at 1M accounts can afford.
+}
+
+// Accounts: their views are made and published directly, without an AccountState each (made at
+// an account's first update, from its view) and without going through the update log: one view
+// per account is what a start at 1M accounts can afford. Reads only the engine and cfg_.
+void ReadSide::seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size_t end) {
   std::vector<OrderView> orders;
-  for (const Account& a : e.accounts()) {
+  const auto& accounts = e.accounts();
+  for (size_t ai = begin; ai < end && ai < accounts.size(); ++ai) {
+    const Account& a = accounts[ai];
     auto v = std::make_unique<AccountView>();
     v->index = a.index;
     v->master = a.master;
@@ -637,9 +670,8 @@ void ReadSide::seed(const Engine& e, int64_t now_ns) {
     v->open_order_count = static_cast<uint32_t>(orders.size());
     v->engine_ts_ns = now_ns;
     v->version = 1;
-    (void)accounts_.publish(std::move(v));
+    (void)accounts_.insert_concurrent(std::move(v));
   }
-  publish(now_ns, true);
 }
 
 }  // namespace tachyon::pipe

@@ -178,6 +178,9 @@ class AccountTable {
 
   // Writer: false when the table is full.
   bool publish(std::unique_ptr<AccountView> v);
+  // Before any reader and any publish(): the first view of an account not in the table, from any
+  // number of threads at once (distinct accounts). False when the table is full.
+  bool insert_concurrent(std::unique_ptr<AccountView> v);
   std::unique_ptr<AccountView> take_spare();  // a recycled view (vectors keep their capacity)
   void collect();
 
@@ -226,6 +229,12 @@ class ReadSide {
   // Before the apply thread starts: the views of a recovered engine's state (candles and trade
   // history start empty: they are not part of the engine state).
   void seed(const Engine& e, int64_t now_ns);
+  // seed() in parts, so that the accounts can be seeded by several threads: seed_markets first,
+  // then seed_accounts over disjoint ranges of e.accounts() (any threads, at once), then
+  // seed_done once they all returned.
+  void seed_markets(const Engine& e, int64_t now_ns);
+  void seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size_t end);
+  void seed_done(int64_t now_ns);
   // Before the apply thread starts, after seed(): the market histories a previous run saved
   // (recent trades, candles, funding payments) and the accounts' recent trades, then the trades
   // and funding payments of the journal replay that they do not have yet (newer trade id, later
