@@ -54,6 +54,9 @@ void Observability::attach(store::Journal* journal, pipe::Pipeline& pipeline,
   r.counter_fn("tachyon_ingress_ring_full",
                "Submits refused because a worker's ingress ring was full (busy)", "",
                [&pipeline] { return double(pipeline.stats().ring_full); });
+  r.counter_fn("tachyon_read_side_accounts_refused",
+               "Account views refused by a full read-side table (those accounts have no view)", "",
+               [&pipeline] { return double(pipeline.read_side().accounts().refused()); });
   r.counter_fn("tachyon_apply_batches", "Apply batches since start", "",
                [&pipeline] { return double(pipeline.stats().apply_batches); });
   r.counter_fn("tachyon_book_snapshots", "Book snapshots published since start", "",

@@ -290,6 +290,8 @@ int serve(const app::Config& c) {
   const uint64_t recovered_seq = engine->last_seq();
   const auto read_side_from = std::chrono::steady_clock::now();
   pipe::Pipeline pipeline(pc, std::move(engine), journal.get(), &committer);
+  if (const uint64_t refused = pipeline.read_side().accounts().refused(); refused != 0)
+    spdlog::error("{} accounts have no read-side view: the account table is full", refused);
   {
     std::vector<pipe::MarketHistory> saved;
     std::vector<pipe::AccountTrades> saved_accounts;

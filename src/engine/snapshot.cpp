@@ -192,6 +192,9 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   const uint64_t n_accounts = in.pod<uint64_t>();
   if (in.failed() || n_accounts > in.remaining() / 40) return bad("account count");
   accounts_.reserve(n_accounts);
+  // Sized once for what the snapshot holds (the engine reserved only expected_accounts): growing
+  // from 64k to 1M entries rehashed it five times, every account moved again each time.
+  account_slot_.reserve(n_accounts);
   // Fresh pages of the account array, then of the order pool, are faulted in from the back by a
   // helper while this thread fills both from the front (huge_page_allocator.hpp). jthread's
   // destructor stops and joins it, also on an early return.

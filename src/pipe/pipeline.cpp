@@ -18,6 +18,15 @@ size_t level_pos(const std::vector<PriceLevel>& v, bool is_ask, Ticks price) {
                                               }) -
                              v.begin());
 }
+// The account table holds at most 70% of its slots: sized for the recovered accounts and room
+// to grow (half as many again, at least 64k), never below the configured size.
+ReadSideConfig sized_for(ReadSideConfig c, size_t accounts) {
+  const size_t want = (accounts + std::max<size_t>(accounts / 2, 65536)) * 10 / 7 + 1;
+  size_t slots = 1;
+  while (slots < want) slots <<= 1;
+  c.account_capacity = std::max(c.account_capacity, slots);
+  return c;
+}
 }  // namespace
 
 // Sequencer thread: every update the engine emits goes into the apply ring, tagged with the
@@ -56,7 +65,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
       engine_(std::move(engine)),
       journal_(journal),
       committer_(committer),
-      read_(cfg.read) {
+      read_(sized_for(cfg.read, engine_->accounts().size())) {
   for (uint32_t w = 0; w < cfg.workers; ++w) {
     ingress_.push_back(std::make_unique<SpscRing<Ingress>>(cfg.ingress_capacity));
     results_.push_back(std::make_unique<SpscRing<Result>>(cfg.result_capacity));

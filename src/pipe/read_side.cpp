@@ -46,7 +46,10 @@ bool AccountTable::publish(std::unique_ptr<AccountView> v) {
     Entry& e = entries_[i];
     const uint64_t k = e.key.load(std::memory_order_relaxed);
     if (k == 0) {
-      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) return false;
+      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) {
+        refused_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+      }
       e.view.store(v.release(), std::memory_order_release);
       e.key.store(a + 1, std::memory_order_release);
       size_.fetch_add(1, std::memory_order_relaxed);
@@ -67,7 +70,10 @@ bool AccountTable::insert_concurrent(std::unique_ptr<AccountView> v) {
     Entry& e = entries_[i];
     uint64_t k = e.key.load(std::memory_order_relaxed);
     if (k == 0) {
-      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) return false;
+      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) {
+        refused_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+      }
       if (!e.key.compare_exchange_strong(k, a + 1, std::memory_order_acq_rel)) {
         if (k == a + 1) return false;  // a second insert of one account: a caller's bug
         continue;                      // another thread took the slot: probe on

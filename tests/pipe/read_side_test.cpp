@@ -199,6 +199,28 @@ TEST(PipelineReadSide, accounts_seeded_at_start_stay_equal_to_the_engine_as_trad
   expect_views_match(p.engine(), p.read_side(), kLiveMarkFieldsFixed);
 }
 
+// The account table is sized for the recovered engine: a configured size that is too small
+// (the default held 734k of 1M accounts) must not leave accounts without a view.
+TEST(PipelineReadSide, every_recovered_account_gets_a_view_however_small_the_configured_table) {
+  auto e = std::make_unique<Engine>(small_engine());
+  RandomStream stream(kSeed + 5, StreamConfig{200, 2, 4, realtime_ns()});
+  NullSink sink;
+  for (const Tx& tx : stream.genesis()) stream.on_result(tx, e->execute(tx, sink));
+  ASSERT_GE(e->accounts().size(), 200u);
+  pipe::PipelineConfig cfg = small_pipeline();
+  cfg.read.account_capacity = 16;  // room for 11 views
+  std::vector<AccountIndex> indexes;
+  for (const Account& a : e->accounts()) indexes.push_back(a.index);
+  pipe::Pipeline p(cfg, std::move(e), nullptr, nullptr);
+  EXPECT_EQ(p.read_side().accounts().refused(), 0u);
+  EXPECT_EQ(p.read_side().accounts().size(), indexes.size());
+  auto r = p.read_side().accounts().reader();
+  r.read([&] {
+    for (AccountIndex a : indexes)
+      EXPECT_NE(p.read_side().accounts().find(a), nullptr) << "account " << a << " has no view";
+  });
+}
+
 TEST(ReadSideFromEngine, index_open_interest_and_imf_follow_the_engine_when_mark_stays) {
   Engine e(small_engine());
   ReadSide rs(small_read_side());

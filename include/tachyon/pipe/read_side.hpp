@@ -167,6 +167,8 @@ class AccountTable {
   // Reader, inside reader.read(): the view or nullptr.
   const AccountView* find(AccountIndex a) const;
   size_t size() const { return size_.load(std::memory_order_relaxed); }
+  // Views that found the table full (their accounts have no view: it is sized too small).
+  uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
   // Reader, inside reader.read(): every account's view (a full scan of the table).
   template <typename F>
   void for_each(F&& f) const {
@@ -176,7 +178,7 @@ class AccountTable {
     }
   }
 
-  // Writer: false when the table is full.
+  // Writer: false when the table is full (counted in refused()).
   bool publish(std::unique_ptr<AccountView> v);
   // Before any reader and any publish(): the first view of an account not in the table, from any
   // number of threads at once (distinct accounts). False when the table is full.
@@ -197,6 +199,7 @@ class AccountTable {
   std::vector<Entry> entries_;
   size_t mask_;
   std::atomic<size_t> size_{0};
+  std::atomic<uint64_t> refused_{0};
   EpochDomain domain_;
   std::vector<Retired> retired_;  // writer only
   std::vector<AccountView*> spare_;
