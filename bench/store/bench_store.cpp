@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "support/tx_builder.hpp"
+#include "tachyon/store/commit.hpp"
 #include "tachyon/store/journal.hpp"
 #include "tachyon/store/snapshot.hpp"
 
@@ -219,6 +220,100 @@ void build_big(Engine& e, size_t accounts, int markets, int orders_per_market) {
   }
 }
 
+// What a snapshot costs the sequencer while it trades, at scale. One thread plays the sequencer:
+// a tx every 20 µs (50k/s; crossing IOC-sized limit orders on market 0 from 64 accounts), each
+// executed on `e` and handed to a block committer whose replica was loaded from `snap_path`
+// (sealed every 1000 txs, as the server does). Latency = scheduled time -> executed and handed
+// off, so a stall shows in every tx it delays. Three phases in the same run: no snapshot; a
+// replica snapshot (the committer writes, the sequencer is not asked); a fork() snapshot.
+void sequencer_during_snapshots(Engine& e, const EngineConfig& cfg, const std::string& dir,
+                                const std::string& snap_path) {
+  auto replica = std::make_unique<Engine>(cfg);
+  store::SnapshotInfo li;
+  if (Status s = store::load_snapshot(snap_path, *replica, li); !s.ok()) {
+    std::printf("replica not loaded: %s\n", s.message().c_str());
+    return;
+  }
+  store::Committer committer(dir, std::move(replica), 1);
+  if (!committer.start().ok()) return;
+  // Tx time continues build_big's (its builder's clock, 1 µs per tx): a realtime stamp would be
+  // years after the resting orders' 28-day expiry and the first tx would expire all of them.
+  testing::TxBuilder b(e.last_seq() * 1000 + 1'700'000'010'000'000'000);
+  NullSink sink;
+  std::vector<int64_t> nonce(64);
+  for (int a = 0; a < 64; ++a) nonce[a] = e.account(1000 + a)->keys.front().next_nonce;
+  uint64_t seq = e.last_seq(), block = e.last_block() + 1, i = 0;
+  uint32_t in_block = 0;
+  constexpr int64_t kGapNs = 20'000;
+  // Runs until `done()` (checked every 256 txs) or `max_ms`; returns each tx's latency.
+  auto phase = [&](auto&& done, int max_ms) {
+    std::vector<int64_t> lat;
+    lat.reserve(static_cast<size_t>(max_ms) * 1'000'000 / kGapNs + 16);
+    const int64_t start = now_ns(), end = start + int64_t{max_ms} * 1'000'000;
+    for (int64_t k = 0;; ++k) {
+      const int64_t due = start + k * kGapNs;
+      if (due > end || (k % 256 == 255 && done())) break;
+      while (now_ns() < due) {
+      }
+      const size_t a = i % 64;
+      const bool ask = i % 2;
+      Tx tx = b.limit(1000 + a, nonce[a], 0, ask, ask ? 299000 : 301000, 10);
+      tx.h.seq = ++seq;
+      tx.h.block = block;
+      ++i;
+      if (e.execute(tx, sink).ok()) ++nonce[a];
+      committer.push(tx);
+      if (++in_block == 1000) {
+        committer.seal(block++, tx.h.time_ns);
+        in_block = 0;
+      }
+      lat.push_back(now_ns() - due);
+    }
+    return lat;
+  };
+  const auto none = phase([] { return false; }, 1000);
+  // The committer must have caught up before its snapshot is asked for (as in a server at rest).
+  while (committer.applied_seq() < seq) std::this_thread::yield();
+  if (!committer.request_snapshot(nullptr)) return;
+  Status rs;
+  store::SnapshotInfo ri;
+  double write_s = 0;
+  bool replica_done = false;
+  const auto during_replica = phase(
+      [&] { return replica_done || (replica_done = committer.poll_snapshot(rs, ri, &write_s)); },
+      5000);
+  store::ForkSnapshotter fork;
+  int64_t fork_pause = 0;
+  bool fork_started = false;
+  const auto forked = phase(
+      [&] {
+        if (!fork_started) {
+          fork_started = fork.start(e, dir, &fork_pause).ok();
+          return !fork_started;
+        }
+        Status st;
+        return fork.poll(st);
+      },
+      5000);
+  committer.stop();
+  std::printf(
+      "\n### The sequencer while a snapshot is taken (a tx every 20 us, latency = scheduled -> "
+      "executed and handed to the committer, us)\n\n");
+  std::printf("| phase | txs | p50 | p99 | p99.9 | max |\n|---|---|---|---|---|---|\n");
+  auto row = [](const char* name, const std::vector<int64_t>& v) {
+    const Pct p = percentiles(v);
+    std::printf("| %s | %zu | %.1f | %.1f | %.1f | %.1f |\n", name, v.size(), p.p50, p.p99, p.p999,
+                p.max);
+  };
+  row("no snapshot", none);
+  row(replica_done && rs.ok() ? "replica snapshot being written (by the committer)"
+                              : "replica snapshot (NOT finished)",
+      during_replica);
+  row("fork() snapshot: the fork, then the child writing", forked);
+  std::printf("\nreplica snapshot at seq %llu written in %.3f s; fork() pause %.0f us\n",
+              static_cast<unsigned long long>(ri.seq), write_s, fork_pause / 1e3);
+}
+
 void journal_tables(const std::string& dir, size_t n, bool quick) {
   std::printf("## Journal throughput (append as fast as possible, %zu CreateOrder records)\n\n", n);
   std::printf("| durability | appends/s |\n|---|---|\n");
@@ -296,6 +391,7 @@ int main(int argc, char** argv) {
   const Pct pp = percentiles(pauses), ct = percentiles(child_total);
   // The pause does not depend on what the child does, so many short-lived children give p99.
   const Pct many = percentiles(fork_pauses(quick ? 20 : 200));
+  const std::string snap_path = info.path;
   std::vector<std::string> loads;
   for (int i = 0; i < 3; ++i) loads.push_back(load_in_fresh_process(info.path, accounts, orders));
   std::printf("| measure | value |\n|---|---|\n");
@@ -324,6 +420,7 @@ int main(int argc, char** argv) {
       "| start-up in a fresh process: construct + map + verify CRC + load + state hash check "
       "(3 runs) | %s s (%s) |\n",
       shown.c_str(), ok ? "ok" : loads.front().c_str());
+  sequencer_during_snapshots(*engine, cfg, dir, snap_path);
   if (!std::getenv("TACHYON_BENCH_KEEP")) std::filesystem::remove_all(dir);
   return ok ? 0 : 1;
 }
