@@ -40,51 +40,45 @@ const AccountView* AccountTable::find(AccountIndex a) const {
   return nullptr;
 }
 
-bool AccountTable::publish(std::unique_ptr<AccountView> v) {
-  const AccountIndex a = v->index;
+// The entry of account `a`, claimed for it (`fresh`) if it has none; nullptr when the table is
+// full. The key is claimed with a CAS, so seeding threads may claim at once; a reader that finds
+// the key before its view is stored sees no view yet, as it would a moment earlier.
+AccountTable::Entry* AccountTable::claim(AccountIndex a, bool& fresh) {
+  fresh = false;
   for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
     Entry& e = entries_[i];
-    const uint64_t k = e.key.load(std::memory_order_relaxed);
+    uint64_t k = e.key.load(std::memory_order_acquire);
     if (k == 0) {
-      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) {
-        refused_.fetch_add(1, std::memory_order_relaxed);
-        return false;
+      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) break;
+      if (!e.key.compare_exchange_strong(k, a + 1, std::memory_order_acq_rel)) {
+        if (k == a + 1) return &e;  // another thread claimed it for the same account
+        continue;                   // another account took the slot: probe on
       }
-      e.view.store(v.release(), std::memory_order_release);
-      e.key.store(a + 1, std::memory_order_release);
       size_.fetch_add(1, std::memory_order_relaxed);
-      return true;
+      fresh = true;
+      return &e;
     }
-    if (k == a + 1) {
-      AccountView* old = e.view.exchange(v.release(), std::memory_order_seq_cst);
-      retired_.push_back({old, domain_.retire_tag()});
-      return true;
-    }
+    if (k == a + 1) return &e;
   }
-  return false;
+  refused_.fetch_add(1, std::memory_order_relaxed);
+  return nullptr;
+}
+
+bool AccountTable::publish(std::unique_ptr<AccountView> v) {
+  bool fresh = false;
+  Entry* e = claim(v->index, fresh);
+  if (e == nullptr) return false;
+  AccountView* old = e->view.exchange(v.release(), std::memory_order_seq_cst);
+  if (old != nullptr) retired_.push_back({old, domain_.retire_tag()});
+  return true;
 }
 
 bool AccountTable::insert_concurrent(std::unique_ptr<AccountView> v) {
-  const AccountIndex a = v->index;
-  for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
-    Entry& e = entries_[i];
-    uint64_t k = e.key.load(std::memory_order_relaxed);
-    if (k == 0) {
-      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) {
-        refused_.fetch_add(1, std::memory_order_relaxed);
-        return false;
-      }
-      if (!e.key.compare_exchange_strong(k, a + 1, std::memory_order_acq_rel)) {
-        if (k == a + 1) return false;  // a second insert of one account: a caller's bug
-        continue;                      // another thread took the slot: probe on
-      }
-      e.view.store(v.release(), std::memory_order_release);
-      size_.fetch_add(1, std::memory_order_relaxed);
-      return true;
-    }
-    if (k == a + 1) return false;
-  }
-  return false;
+  bool fresh = false;
+  Entry* e = claim(v->index, fresh);
+  if (e == nullptr || !fresh) return false;  // full, or a second insert of one account
+  e->view.store(v.release(), std::memory_order_release);
+  return true;
 }
 
 std::unique_ptr<AccountView> AccountTable::take_spare() {

@@ -196,6 +196,7 @@ class AccountTable {
     uint64_t tag;
   };
   size_t slot_of(AccountIndex a) const;
+  Entry* claim(AccountIndex a, bool& fresh);
   std::vector<Entry> entries_;
   size_t mask_;
   std::atomic<size_t> size_{0};
