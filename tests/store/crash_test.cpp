@@ -180,6 +180,16 @@ std::vector<store::BlockCommitment> commit_in_one_pass(const std::string& dir,
   return out;
 }
 
+// The last seq in the journal of `dir`. A kill can leave txs written that were never acked (the
+// feed was killed between the write and the ack line), so a run's end must lie past this too.
+uint64_t journal_end(const std::string& dir) {
+  uint64_t end = 0;
+  store::JournalScan scan;
+  (void)store::replay_journal(
+      dir, 0, [&](const Tx& tx) { end = tx.h.seq; }, scan, /*repair=*/false);
+  return end;
+}
+
 void expect_contiguous(const std::vector<store::BlockCommitment>& v, uint64_t last_seq) {
   ASSERT_FALSE(v.empty());
   EXPECT_EQ(v.front().first_seq, 1u);
@@ -204,11 +214,7 @@ TEST(Crash, a_committer_lagging_at_a_kill9_catches_up_to_the_commitments_of_one_
   // Restart without the stall and run to a fixed end: the committer first commits what the
   // killed one never reached, then the new blocks. The journal may hold more than the acks read
   // before the kill: the end lies past both.
-  uint64_t journal_end = 0;
-  store::JournalScan scan;
-  (void)store::replay_journal(
-      dir.path(), 0, [&](const Tx& tx) { journal_end = tx.h.seq; }, scan, /*repair=*/false);
-  const uint64_t end = std::max(acked, journal_end) + 2000;
+  const uint64_t end = std::max(acked, journal_end(dir.path())) + 2000;
   const FeedRun r = run_to_end(lagging_feed_args(dir.path(), 7, end, 0, 1u << 20, 0));
   ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
   EXPECT_EQ(r.committed_seq, committed);
@@ -249,7 +255,7 @@ TEST(Crash, snapshots_keep_the_journal_a_lagging_committer_needs) {
   ASSERT_TRUE(store::read_commitments(dir.path(), before).ok());
   ASSERT_EQ(before.size(), 3u);
   const uint64_t committed = before.empty() ? 0 : before.back().last_seq;
-  const uint64_t end = acked + 1000;
+  const uint64_t end = std::max(acked, journal_end(dir.path())) + 1000;
   const FeedRun r = run_to_end(lagging_feed_args(dir.path(), 8, end, 700, 32u << 10, 0));
   ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)
       << "the restarted committer could not rebuild its replica or read the journal it needs";
@@ -309,7 +315,8 @@ TEST(Crash, a_committer_whose_journal_is_gone_refuses_to_start_with_the_reason) 
   std::sort(segments.begin(), segments.end());
   ASSERT_GE(segments.size(), 2u);
   std::filesystem::remove(segments.front());
-  Child c = spawn(lagging_feed_args(dir.path(), 10, acked + 100, 700, 32u << 10, 0),
+  const uint64_t end = std::max(acked, journal_end(dir.path())) + 100;
+  Child c = spawn(lagging_feed_args(dir.path(), 10, end, 700, 32u << 10, 0),
                   /*with_stderr=*/true);
   std::string line, all;
   while (read_line(c, line, 30000)) all += line + "\n";
