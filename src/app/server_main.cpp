@@ -289,6 +289,7 @@ int serve(const app::Config& c) {
   int64_t op_nonce = engine->operator_next_nonce();
   const uint64_t recovered_seq = engine->last_seq();
   const auto read_side_from = std::chrono::steady_clock::now();
+  const tachyon::AllocStats mem_before_read_side = tachyon::alloc_stats();
   pipe::Pipeline pipeline(pc, std::move(engine), journal.get(), &committer);
   if (const uint64_t refused = pipeline.read_side().accounts().refused(); refused != 0)
     spdlog::error("{} accounts have no read-side view: the account table is full", refused);
@@ -309,6 +310,7 @@ int serve(const app::Config& c) {
   }
   const double read_side_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - read_side_from).count();
+  const tachyon::AllocStats mem_after_read_side = tachyon::alloc_stats();
   hasher.join();
   if (rep.hash_check_pending && recovered_hash != rep.snapshot_hash) {
     spdlog::critical(
@@ -429,6 +431,11 @@ int serve(const app::Config& c) {
   spdlog::info("ready {:.3f} s after start: engine recovery {:.3f} s, read side {:.3f} s",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(),
                rep.seconds, read_side_s);
+  if (mem_after_read_side.available)
+    spdlog::info("memory: {} MB allocated before the read side, {} MB by it; {} MB resident",
+                 mem_before_read_side.allocated >> 20,
+                 (mem_after_read_side.allocated - mem_before_read_side.allocated) >> 20,
+                 mem_after_read_side.resident >> 20);
   committer.set_paused(false);  // now it may rebuild its replica and catch up
   bool committer_logged = false;
 
