@@ -19,9 +19,11 @@ size_t level_pos(const std::vector<PriceLevel>& v, bool is_ask, Ticks price) {
                              v.begin());
 }
 // The account table holds at most 70% of its slots: sized for the recovered accounts and room
-// to grow (half as many again, at least 64k), never below the configured size.
+// to grow (a quarter as many again, at least 64k; the power of two above gives 25-150%), never
+// below the configured size. At 1M accounts: 2M slots (32 MB, room for 468k more), where half as
+// many again took 4M (64 MB, zeroed before the first view goes in).
 ReadSideConfig sized_for(ReadSideConfig c, size_t accounts) {
-  const size_t want = (accounts + std::max<size_t>(accounts / 2, 65536)) * 10 / 7 + 1;
+  const size_t want = (accounts + std::max<size_t>(accounts / 4, 65536)) * 10 / 7 + 1;
   size_t slots = 1;
   while (slots < want) slots <<= 1;
   c.account_capacity = std::max(c.account_capacity, slots);
