@@ -94,11 +94,13 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
                         v->params.min_imf, v->params.mmf,       v->params.cmf};
   };
   auto in_list = [&](MarketId m, uint64_t index) {
-    const auto& list = a.order_list();
+    const pipe::OrderRange list = a.order_list();
+    if (index >= kFirstOrderIndex) {  // by order index: a binary search in a big list
+      const pipe::OrderView* o = list.find(index);
+      return o != nullptr && o->o.market == m;
+    }
     return std::any_of(list.begin(), list.end(), [&](const pipe::OrderView& o) {
-      return o.o.market == m &&
-             (index >= kFirstOrderIndex ? o.o.order_index == index
-                                        : o.o.client_order_index == index && index != 0);
+      return o.o.market == m && o.o.client_order_index == index && index != 0;
     });
   };
   // For a cancel or modify: could the order exist? Only a certain "no" refuses.

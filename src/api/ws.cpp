@@ -604,7 +604,8 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
     } else if (kind == "account_all_orders" || kind == "account_orders") {
       std::map<MarketId, std::vector<const pipe::OrderView*>> by;
       std::vector<pipe::OrderView> open;
-      const auto& list = snapshot || changed == nullptr ? v->order_list() : *changed;
+      const pipe::OrderRange list =
+          snapshot || changed == nullptr ? v->order_list() : pipe::OrderRange(*changed);
       for (const auto& o : list)
         if (only == kAllMarkets || o.o.market == only) by[o.o.market].push_back(&o);
       w.key("orders").obj();

@@ -140,7 +140,7 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
       s.view.engine_ts_ns = v->engine_ts_ns;
       s.view.version = v->version;
       for (const OrderView& o : v->order_list()) s.orders.emplace(o.o.order_index, o);
-      s.orders_list = v->orders;
+      s.orders_list = v->orders;  // the next rebuild shares its chunks
       if (!v->trades.empty()) {
         s.trades.reserve(kAccountTrades);
         s.trades.assign(v->trades.begin(), v->trades.end());
@@ -366,6 +366,7 @@ void ReadSide::on_order(const StateUpdate& u) {
     }
   }
   s.orders_dirty = true;
+  if (s.orders_list) s.orders_changed.push_back(o.order_index);
   s.view.engine_ts_ns = u.time_ns;
   touch(s);
 }
@@ -395,7 +396,7 @@ void ReadSide::refresh_daily(MarketState& m) {
 }
 
 bool ReadSide::orders_due(const AccountState& s, int64_t now_ns) const {
-  if (s.orders.size() <= cfg_.orders_rebuild_every_batch) return true;
+  if (s.orders.size() <= cfg_.orders_in_view || !s.orders_list) return true;
   const int64_t interval = std::max(cfg_.orders_interval_ns, static_cast<int64_t>(s.orders.size()) *
                                                                  cfg_.orders_interval_per_order_ns);
   return now_ns - s.orders_built_ns >= interval;
@@ -411,17 +412,15 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   v->collateral = s.view.collateral;
   v->positions.assign(s.view.positions.begin(), s.view.positions.end());
   v->keys.assign(s.view.keys.begin(), s.view.keys.end());
-  const bool small = s.orders.size() <= cfg_.orders_rebuild_every_batch;
-  if (s.orders_dirty && (force || orders_due(s, now_ns)) && !small) {
-    auto list = std::make_shared<std::vector<OrderView>>();
-    list->reserve(s.orders.size());
-    for (const auto& [id, o] : s.orders) list->push_back(o);  // index order already
-    s.orders_list = std::move(list);
+  if (s.orders.size() <= cfg_.orders_in_view) {  // copied into the view: cheap, no allocation
+    s.orders_list.reset();
+    s.orders_changed.clear();
+    s.orders_dirty = false;
+  } else if ((s.orders_dirty || !s.orders_list) && (force || orders_due(s, now_ns))) {
+    // the chunks that changed, the rest shared with the previous version
+    s.orders_list = OrderList::rebuild(s.orders_list.get(), s.orders, s.orders_changed);
     s.orders_dirty = false;
     s.orders_built_ns = now_ns;
-  } else if (small) {  // copied into the view every publish: cheap, and no allocation
-    s.orders_list.reset();
-    s.orders_dirty = false;
   } else if (s.orders_dirty && std::find(orders_pending_.begin(), orders_pending_.end(), &s) ==
                                    orders_pending_.end()) {
     orders_pending_.push_back(&s);
@@ -662,10 +661,10 @@ void ReadSide::seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size
     std::sort(orders.begin(), orders.end(), [](const OrderView& x, const OrderView& y) {
       return x.o.order_index < y.o.order_index;
     });
-    if (orders.size() <= cfg_.orders_rebuild_every_batch) {
+    if (orders.size() <= cfg_.orders_in_view) {
       v->small_orders.assign(orders.begin(), orders.end());
     } else {
-      v->orders = std::make_shared<const std::vector<OrderView>>(orders);
+      v->orders = OrderList::from_sorted(orders);
     }
     v->open_order_count = static_cast<uint32_t>(orders.size());
     v->engine_ts_ns = now_ns;

@@ -173,15 +173,15 @@ TEST(PipelineReadSide, accounts_seeded_at_start_stay_equal_to_the_engine_as_trad
     stream.on_result(tx, e->execute(tx, sink));
   }
   pipe::PipelineConfig cfg = small_pipeline();
-  cfg.read.orders_rebuild_every_batch = 4;
+  cfg.read.orders_in_view = 4;
   uint32_t most = 0, fewest = UINT32_MAX;
   for (const Account& a : e->accounts()) {
     most = std::max(most, a.open_orders);
     fewest = std::min(fewest, a.open_orders);
   }
-  // both kinds of seeded order list: in the view, and shared (more than orders_rebuild_every_batch)
-  EXPECT_GT(most, cfg.read.orders_rebuild_every_batch);
-  EXPECT_LE(fewest, cfg.read.orders_rebuild_every_batch);
+  // both kinds of seeded order list: in the view, and shared (more than orders_in_view)
+  EXPECT_GT(most, cfg.read.orders_in_view);
+  EXPECT_LE(fewest, cfg.read.orders_in_view);
   pipe::Pipeline p(cfg, std::move(e), nullptr, nullptr);
   p.start();
   uint64_t cookie = 0;

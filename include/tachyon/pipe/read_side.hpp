@@ -21,6 +21,7 @@
 #include "tachyon/engine/tx.hpp"
 #include "tachyon/engine/update.hpp"
 #include "tachyon/pipe/epoch.hpp"
+#include "tachyon/pipe/order_list.hpp"
 #include "tachyon/pipe/published.hpp"
 
 namespace tachyon {
@@ -115,24 +116,18 @@ struct KeyView {
   std::array<uint8_t, 32> pubkey{};
 };
 
-struct OrderView {
-  OrderUpdate o;
-  int64_t created_ns = 0;
-  int64_t updated_ns = 0;
-  bool removed = false;  // in change lists: the order left the book (o.reason says why)
-};
-
 struct AccountView {
   AccountIndex index = 0;
   AccountIndex master = 0;
   std::array<uint8_t, 20> l1_address{};
   Usdc collateral = 0;
   std::vector<PositionView> positions;  // by market
-  // Open orders, oldest first, shared between views: the list is rebuilt only when it changed,
-  // and for an account with many orders at most every orders_interval (orders_current tells
-  // whether it is this view's state; open_order_count always is).
-  // Small lists live in the view itself (a recycled view keeps the capacity: no allocation).
-  std::shared_ptr<const std::vector<OrderView>> orders;
+  // Open orders in index order. Up to orders_in_view of them live in the view itself (a recycled
+  // view keeps the capacity: no allocation) and are this view's state. More are an OrderList
+  // whose unchanged chunks are shared with the previous version (order_list.hpp), rebuilt at
+  // most every orders_interval: orders_current tells whether it is this view's state;
+  // open_order_count always is.
+  std::shared_ptr<const OrderList> orders;
   std::vector<OrderView> small_orders;
   bool orders_current = true;
   uint32_t open_order_count = 0;
@@ -142,7 +137,7 @@ struct AccountView {
   int64_t engine_ts_ns = 0;
   uint64_t version = 0;
 
-  const std::vector<OrderView>& order_list() const { return orders ? *orders : small_orders; }
+  OrderRange order_list() const { return orders ? OrderRange(*orders) : OrderRange(small_orders); }
   const KeyView* key(uint8_t i) const {
     for (const auto& k : keys)
       if (k.index == i) return &k;
@@ -211,12 +206,14 @@ struct ReadSideConfig {
   size_t account_capacity = 1 << 20;  // power of 2; at most ~70% used
   size_t log_capacity = 1 << 16;      // updates kept for WS fan-out (power of 2)
   int64_t history_interval_ns = 20'000'000;
-  // An account with more open orders than this rebuilds its list at most every
-  // max(orders_interval, open orders x orders_interval_per_order): the copy stays ~1% of the
-  // apply thread however large the account.
-  size_t orders_rebuild_every_batch = 64;
-  int64_t orders_interval_ns = 10'000'000;
-  int64_t orders_interval_per_order_ns = 2'000;
+  // An account's open orders up to this many are copied into each new view. More are a shared,
+  // chunked OrderList, rebuilt (only its chunks that changed) at most every
+  // max(orders_interval, open orders x orders_interval_per_order): 5 ms up to 100k orders. Each
+  // rebuild allocates (the list, its tables, the chunks it copies): rebuilt every batch, ten busy
+  // accounts cost 5 allocations per tx.
+  size_t orders_in_view = 64;
+  int64_t orders_interval_ns = 5'000'000;
+  int64_t orders_interval_per_order_ns = 50;
 };
 
 // Written by the apply thread only; read by anyone through the accessors.
@@ -292,7 +289,8 @@ class ReadSide {
     bool changed = false;
     bool orders_dirty = false;
     int64_t orders_built_ns = 0;
-    std::shared_ptr<const std::vector<OrderView>> orders_list;
+    std::shared_ptr<const OrderList> orders_list;  // a big list's last version
+    std::vector<OrderIndex> orders_changed;        // its orders changed since (OrderList::rebuild)
   };
   AccountState& account(AccountIndex a);
   AccountState* find_account(AccountIndex a);  // nullptr: neither a state nor a published view
