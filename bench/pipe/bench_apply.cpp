@@ -1,0 +1,200 @@
+// The apply thread's time per batch (drain the apply ring, update the read side, publish the
+// changed book snapshots, markets and accounts) at a target of 20k and 200k updates/s, over a
+// book of realistic depth, through the real pipeline (issue 4, "Measured").
+//
+// Each row starts a fresh pipeline (no journal, spin_then_park) on market 0 with 200 funded
+// accounts and a book of 2 x 400 price levels holding 1-12 orders each (~5,200 resting orders).
+// One thread then submits, at a constant rate, a flow where most orders rest near the touch:
+// 55% limit orders (their distance from the mid skewed towards it: 1 + 400 u^3 ticks), 35%
+// cancels of a random order of ours that rested, 10% market orders that sweep 5-30 lots (one to
+// a few levels). The tx rate of each row is the target over the updates per tx measured in a
+// warm-up row; the table shows the rate of updates the apply thread really saw. Allocations are
+// the whole process's, per update, after the first quarter of each row.
+//
+// Usage: bench_apply [seconds per row]   (default 3)
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../engine/alloc_counter.hpp"
+#include "bench_world.hpp"
+#include "tachyon/pipe/pipeline.hpp"
+
+using namespace tachyon;
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr Ticks kMid = 300000;
+constexpr int kLevels = 400, kAccounts = 200;
+
+struct Row {
+  double tx_rate = 0, updates_per_s = 0, updates_per_tx = 0, updates_per_batch = 0;
+  size_t batches = 0;
+  double p50 = 0, p99 = 0, p9999 = 0, max = 0, allocs_per_update = 0;
+  uint64_t busy = 0, refused = 0;
+  std::map<int, uint64_t> refused_by;  // Lighter code -> txs
+};
+
+Row run(double tx_rate, double seconds, uint64_t seed) {
+  testing::TxBuilder b(now_ns());
+  auto engine = bench::bench_world(b, kAccounts);
+  std::vector<int64_t> nonce(kAccounts, 0);
+  struct Mine {
+    AccountIndex a;
+    OrderIndex index;
+  };
+  std::vector<Mine> resting;
+  std::mt19937_64 rng(seed);
+  NullSink sink;
+  uint64_t seq = engine->last_seq();
+  // The book: level k on each side holds 1 + (k * 7 + side) % 12 orders of 1-10 lots.
+  for (int side = 0; side < 2; ++side) {
+    for (int k = 1; k <= kLevels; ++k) {
+      for (int i = 0; i < 1 + (k * 7 + side) % 12; ++i) {
+        const auto a = static_cast<AccountIndex>(rng() % kAccounts);
+        Tx tx = b.limit(100 + a, nonce[a]++, 0, side == 1, side ? kMid + k : kMid - k,
+                        1 + static_cast<Lots>(rng() % 10));
+        tx.h.seq = ++seq;
+        const TxResult r = engine->execute(tx, sink);
+        if (r.reject == Reject::kOk) resting.push_back({100 + a, r.order_index});
+      }
+    }
+  }
+  pipe::PipelineConfig pc;
+  pc.workers = 1;
+  pc.batch_samples = 1 << 22;
+  pipe::Pipeline pl(pc, std::move(engine), nullptr, nullptr);
+  pl.start();
+  // What each submitted tx was, by cookie, to keep the orders that rested.
+  std::vector<AccountIndex> limit_of;  // cookie -> account of a limit order, or 0
+  const auto n = static_cast<uint64_t>(tx_rate * seconds);
+  limit_of.reserve(n + 1);
+  const auto gap = static_cast<int64_t>(1e9 / tx_rate);
+  const int64_t t0 = now_ns() + 1'000'000;
+  uint64_t sent = 0, got = 0, busy = 0, refused = 0, allocs_at = 0, got_at = 0;
+  std::map<int, uint64_t> refused_by;
+  std::uniform_real_distribution<double> unit(0, 1);
+  while (got < sent || sent < n) {
+    const int64_t due = t0 + static_cast<int64_t>(sent) * gap;
+    if (sent < n && now_ns() >= due) {
+      const auto a = static_cast<AccountIndex>(rng() % kAccounts);
+      const uint64_t kind = rng() % 100;
+      const bool ask = rng() % 2 == 1;
+      Tx tx;
+      AccountIndex limit_account = 0;
+      if (kind < 55 || (kind < 90 && resting.empty())) {
+        const auto d = static_cast<Ticks>(1 + kLevels * std::pow(unit(rng), 3.0));
+        tx = b.limit(100 + a, nonce[a], 0, ask, ask ? kMid + d : kMid - d,
+                     1 + static_cast<Lots>(rng() % 10));
+        limit_account = 100 + a;
+      } else if (kind < 90) {
+        const size_t i = rng() % resting.size();
+        const Mine m = resting[i];
+        resting[i] = resting.back();
+        resting.pop_back();
+        tx = b.cancel(m.a, nonce[m.a - 100], 0, m.index);
+      } else {
+        tx = b.market(100 + a, nonce[a], 0, ask, ask ? kMid - kLevels : kMid + kLevels,
+                      5 + static_cast<Lots>(rng() % 26));
+      }
+      // Nonces may skip (as a client pipelining txs does): a refused tx, e.g. the cancel of an
+      // order that filled meanwhile, consumes none, and the account's next tx must still go.
+      tx.h.flags |= kTxFlagSkipNonce;
+      if (pl.submit(0, tx, sent, due)) {
+        ++nonce[tx.h.account - 100];
+        limit_of.push_back(limit_account);
+        ++sent;
+      } else {
+        ++busy;
+      }
+    }
+    got += pl.poll_results(0, [&](const pipe::Result& r) {
+      if (r.reject != Reject::kOk) {
+        ++refused;
+        ++refused_by[static_cast<int>(r.reject)];
+      } else if (limit_of[r.cookie] != 0 && r.order_index != 0) {
+        resting.push_back({limit_of[r.cookie], r.order_index});  // it may have filled: a cancel
+      }                                                          // of it is then refused
+    });
+    if (got_at == 0 && got >= n / 4) {  // the first quarter is warm-up
+      got_at = got;
+      allocs_at = tachyon::bench::alloc_count();
+    }
+  }
+  const uint64_t allocs = tachyon::bench::alloc_count() - allocs_at;
+  const double elapsed = (now_ns() - t0) / 1e9;
+  pl.stop();
+  Row row;
+  row.tx_rate = tx_rate;
+  row.busy = busy;
+  row.refused = refused;
+  row.refused_by = refused_by;
+  std::vector<uint32_t> ns;
+  uint64_t updates = 0, updates_after_warm = 0;
+  const auto& samples = pl.batch_samples();
+  for (size_t i = 0; i < samples.size(); ++i) {
+    ns.push_back(samples[i].ns);
+    updates += samples[i].updates;
+    if (i >= samples.size() / 4) updates_after_warm += samples[i].updates;  // ~ the last 3/4
+  }
+  std::sort(ns.begin(), ns.end());
+  auto at = [&](double q) {
+    return ns.empty() ? 0.0 : ns[std::min(ns.size() - 1, static_cast<size_t>(q * ns.size()))] / 1e3;
+  };
+  row.batches = ns.size();
+  row.updates_per_s = static_cast<double>(updates) / elapsed;
+  row.updates_per_tx = sent == 0 ? 0 : static_cast<double>(updates) / static_cast<double>(sent);
+  row.updates_per_batch = ns.empty() ? 0 : static_cast<double>(updates) / ns.size();
+  row.p50 = at(0.5);
+  row.p99 = at(0.99);
+  row.p9999 = at(0.9999);
+  row.max = ns.empty() ? 0 : ns.back() / 1e3;
+  row.allocs_per_update =
+      updates_after_warm == 0 ? 0 : static_cast<double>(allocs) / updates_after_warm;
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  // Warm-up: how many updates a tx of this flow makes.
+  const Row warm = run(10'000, 1.0, 1);
+  std::printf("## Apply time per batch over a book of 2 x %d levels (µs)\n\n", kLevels);
+  std::printf("warm-up: %.2f updates per tx at %.0f tx/s\n\n", warm.updates_per_tx, warm.tx_rate);
+  std::printf(
+      "| target updates/s | tx/s offered | updates/s applied | updates per batch | batches | p50 "
+      "| p99 | p99.99 | max | refused txs | busy | allocs per update |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::string notes;
+  for (double target : {20'000.0, 200'000.0}) {
+    const Row r = run(target / warm.updates_per_tx, seconds, 2);
+    char line[64];
+    std::snprintf(line, sizeof line, "refused at %.0f updates/s (code: txs):", target);
+    notes.append(line);
+    for (const auto& [code, count] : r.refused_by) {
+      std::snprintf(line, sizeof line, " %d: %llu", code, static_cast<unsigned long long>(count));
+      notes.append(line);
+    }
+    notes.push_back('\n');
+    std::printf(
+        "| %.0f | %.0f | %.0f | %.2f | %zu | %.2f | %.2f | %.2f | %.2f | %llu | %llu | %.4f |\n",
+        target, r.tx_rate, r.updates_per_s, r.updates_per_batch, r.batches, r.p50, r.p99, r.p9999,
+        r.max, static_cast<unsigned long long>(r.refused), static_cast<unsigned long long>(r.busy),
+        r.allocs_per_update);
+  }
+  std::printf("\n%s", notes.c_str());
+  return 0;
+}
