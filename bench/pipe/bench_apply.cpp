@@ -8,7 +8,8 @@
 // 55% limit orders (their distance from the mid skewed towards it: 1 + 400 u^3 ticks), 35%
 // cancels of a random order of ours that rested, 10% market orders that sweep 5-30 lots (one to
 // a few levels). The tx rate of each row is the target over the updates per tx measured in a
-// warm-up row; the table shows the rate of updates the apply thread really saw. Allocations are
+// warm-up row; the table shows the rate of updates the apply thread really saw, the wall time per
+// batch and the apply thread's CPU time in it (the difference is preemption). Allocations are
 // the whole process's, per update, after the first quarter of each row.
 //
 // Usage: bench_apply [seconds per row]   (default 3)
@@ -43,6 +44,7 @@ struct Row {
   double tx_rate = 0, updates_per_s = 0, updates_per_tx = 0, updates_per_batch = 0;
   size_t batches = 0;
   double p50 = 0, p99 = 0, p9999 = 0, max = 0, allocs_per_update = 0;
+  double cpu_p50 = 0, cpu_p99 = 0, cpu_p9999 = 0;  // the apply thread's CPU time per batch
   uint64_t busy = 0, refused = 0;
   std::map<int, uint64_t> refused_by;  // Lighter code -> txs
 };
@@ -141,18 +143,24 @@ Row run(double tx_rate, double seconds, uint64_t seed) {
   row.busy = busy;
   row.refused = refused;
   row.refused_by = refused_by;
-  std::vector<uint32_t> ns;
+  std::vector<uint32_t> ns, cpu;
   uint64_t updates = 0, updates_after_warm = 0;
   const auto& samples = pl.batch_samples();
   for (size_t i = 0; i < samples.size(); ++i) {
     ns.push_back(samples[i].ns);
+    cpu.push_back(samples[i].cpu_ns);
     updates += samples[i].updates;
     if (i >= samples.size() / 4) updates_after_warm += samples[i].updates;  // ~ the last 3/4
   }
   std::sort(ns.begin(), ns.end());
-  auto at = [&](double q) {
-    return ns.empty() ? 0.0 : ns[std::min(ns.size() - 1, static_cast<size_t>(q * ns.size()))] / 1e3;
+  std::sort(cpu.begin(), cpu.end());
+  auto pct = [](const std::vector<uint32_t>& v, double q) {
+    return v.empty() ? 0.0 : v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))] / 1e3;
   };
+  auto at = [&](double q) { return pct(ns, q); };
+  row.cpu_p50 = pct(cpu, 0.5);
+  row.cpu_p99 = pct(cpu, 0.99);
+  row.cpu_p9999 = pct(cpu, 0.9999);
   row.batches = ns.size();
   row.updates_per_s = static_cast<double>(updates) / elapsed;
   row.updates_per_tx = sent == 0 ? 0 : static_cast<double>(updates) / static_cast<double>(sent);
@@ -176,8 +184,8 @@ int main(int argc, char** argv) {
   std::printf("warm-up: %.2f updates per tx at %.0f tx/s\n\n", warm.updates_per_tx, warm.tx_rate);
   std::printf(
       "| target updates/s | tx/s offered | updates/s applied | updates per batch | batches | p50 "
-      "| p99 | p99.99 | max | refused txs | busy | allocs per update |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "| p99 | p99.99 | max | CPU p50 | CPU p99 | CPU p99.99 | refused txs | busy | allocs per "
+      "update |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::string notes;
   for (double target : {20'000.0, 200'000.0}) {
     const Row r = run(target / warm.updates_per_tx, seconds, 2);
@@ -190,10 +198,11 @@ int main(int argc, char** argv) {
     }
     notes.push_back('\n');
     std::printf(
-        "| %.0f | %.0f | %.0f | %.2f | %zu | %.2f | %.2f | %.2f | %.2f | %llu | %llu | %.4f |\n",
+        "| %.0f | %.0f | %.0f | %.2f | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %llu "
+        "| %llu | %.4f |\n",
         target, r.tx_rate, r.updates_per_s, r.updates_per_batch, r.batches, r.p50, r.p99, r.p9999,
-        r.max, static_cast<unsigned long long>(r.refused), static_cast<unsigned long long>(r.busy),
-        r.allocs_per_update);
+        r.max, r.cpu_p50, r.cpu_p99, r.cpu_p9999, static_cast<unsigned long long>(r.refused),
+        static_cast<unsigned long long>(r.busy), r.allocs_per_update);
   }
   std::printf("\n%s", notes.c_str());
   return 0;

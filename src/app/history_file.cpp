@@ -110,13 +110,13 @@ Status save_history(const std::string& data_dir, pipe::ReadSide& rs,
   reader.read([&] {
     rs.accounts().for_each([&](const pipe::AccountView& v) {
       uint32_t n = 0;
-      for (const pipe::TradeRecord& t : v.trades) n += t.t.trade_id <= last_trade[t.t.market];
+      for (const pipe::TradeRecord& t : v.trades()) n += t.t.trade_id <= last_trade[t.t.market];
       if (n == 0) return;
       ++accounts;
       put<uint64_t>(refs, v.index);
-      put<uint64_t>(refs, v.trade_count - (v.trades.size() - n));
+      put<uint64_t>(refs, v.trade_count - (v.trades().size() - n));
       put<uint32_t>(refs, n);
-      for (const pipe::TradeRecord& t : v.trades) {
+      for (const pipe::TradeRecord& t : v.trades()) {
         if (t.t.trade_id > last_trade[t.t.market]) continue;
         auto [it, fresh] =
             position.try_emplace(t.t.trade_id, static_cast<uint32_t>(distinct.size()));

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 #include "tachyon/core/alloc.hpp"
+#include "tachyon/core/assert.hpp"
 #include "tachyon/core/clock.hpp"
 #include "tachyon/pipe/placement.hpp"
 
@@ -128,12 +130,11 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
         c.touched.emplace_back(static_cast<uint8_t>(side), l.price);
         for (uint32_t s = l.head; s != kNoSlot; s = engine_->orders()[s].next) {
           const Order& o = engine_->orders()[s];
-          const Resting r{o.market,  o.is_ask != 0, o.price,     o.remaining,
-                          o.initial, o.account,     o.expiry_ms, ++arrival_};
+          const Resting r{o.market, o.is_ask != 0, o.price, ++arrival_};
           resting_.try_emplace(o.order_index, r);
-          c.queue.emplace_hint(c.queue.end(),
-                               QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
-                               o.order_index);
+          c.queue.emplace_hint(
+              c.queue.end(), QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
+              Queued{o.order_index, o.account, o.remaining, o.initial, o.expiry_ms});
         }
       }
     }
@@ -302,11 +303,11 @@ void Pipeline::level_add(MarketId m, bool is_ask, Ticks price, Lots size, int or
 
 // A new resting order (or one re-placed by a modify): it joins the back of its price.
 void Pipeline::rest_order(const OrderUpdate& o) {
-  const Resting r{o.market,  o.is_ask != 0, o.price,     o.remaining,
-                  o.initial, o.account,     o.expiry_ms, ++arrival_};
+  const Resting r{o.market, o.is_ask != 0, o.price, ++arrival_};
   resting_[o.order_index] = r;
-  caches_[o.market].queue.emplace(QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
-                                  o.order_index);
+  caches_[o.market].queue.emplace(
+      QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
+      Queued{o.order_index, o.account, o.remaining, o.initial, o.expiry_ms});
   level_add(o.market, o.is_ask, o.price, o.remaining, 1);
 }
 
@@ -324,18 +325,20 @@ void Pipeline::apply(const ApplyItem& it) {
     case UpdateType::kOrderRemoved: {
       auto r = resting_.find(u.order.order_index);
       if (r == resting_.end()) break;  // a taker that never rested
-      const Lots gone =
-          r->second.remaining - (u.type == UpdateType::kOrderRemoved ? 0 : u.order.remaining);
-      level_add(r->second.market, r->second.is_ask, r->second.price, -gone,
-                u.type == UpdateType::kOrderRemoved ? -1 : 0);
-      caches_[r->second.market].engine_ts_ns = u.time_ns;
-      if (u.type == UpdateType::kOrderRemoved) {
-        const Resting& x = r->second;
-        caches_[x.market].queue.erase(QueueKey{x.is_ask, x.is_ask ? x.price : -x.price, x.arrival});
+      const Resting x = r->second;
+      BookCache& c = caches_[x.market];
+      auto q = c.queue.find(QueueKey{x.is_ask, x.is_ask ? x.price : -x.price, x.arrival});
+      TACHYON_ASSERT(q != c.queue.end(), "a resting order is in its book's queue");
+      const bool removed = u.type == UpdateType::kOrderRemoved;
+      const Lots gone = q->second.remaining - (removed ? 0 : u.order.remaining);
+      if (removed) {
+        c.queue.erase(q);
         resting_.erase(r);
       } else {
-        r->second.remaining = u.order.remaining;
+        q->second.remaining = u.order.remaining;
       }
+      level_add(x.market, x.is_ask, x.price, -gone, removed ? -1 : 0);
+      c.engine_ts_ns = u.time_ns;
       break;
     }
     case UpdateType::kTxResult: {
@@ -377,8 +380,9 @@ void Pipeline::publish_changed() {
       for (; it != c.queue.end() && (it->first.is_ask != 0) == is_ask &&
              out.size() < BookSnapshot::kTopOrders;
            ++it) {
-        const Resting& x = resting_.find(it->second)->second;
-        out.push_back(BookOrder{it->second, x.owner, x.price, x.remaining, x.initial, x.expiry_ms});
+        const Queued& q = it->second;
+        out.push_back(BookOrder{q.order_index, q.owner, is_ask ? it->first.rank : -it->first.rank,
+                                q.remaining, q.initial, q.expiry_ms});
       }
     };
     take(c.queue.begin(), false, s->bid_orders);  // bids sort first, then asks
@@ -473,6 +477,14 @@ size_t Pipeline::release_results() {
   return n;
 }
 
+namespace {
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
+
 void Pipeline::apply_loop() {
   const tachyon::ArenaScope arena(read_arena_);
   {
@@ -488,6 +500,7 @@ void Pipeline::apply_loop() {
   for (;;) {
     // The clock only when there is work: an idle round (spinning before it parks) reads none.
     int64_t t0 = apply_ring_->size_approx() > 0 ? realtime_ns() : 0;
+    const int64_t cpu0 = cfg_.batch_samples > 0 && t0 != 0 ? thread_cpu_ns() : 0;
     const size_t pending_before = pending_.size();
     const uint64_t alloc0 = allocated != nullptr ? *allocated : 0;
     size_t n = 0;
@@ -520,9 +533,10 @@ void Pipeline::apply_loop() {
           m->exec_to_applied_ns->record(uint64_t(t1 - r.t_exec_ns));
       }
       if (batch_samples_.size() < cfg_.batch_samples) {
-        batch_samples_.push_back(
-            BatchSample{static_cast<uint32_t>(std::min<int64_t>(t1 - t0, UINT32_MAX)),
-                        static_cast<uint32_t>(n)});
+        const int64_t cpu = cpu0 != 0 ? thread_cpu_ns() - cpu0 : 0;
+        batch_samples_.push_back(BatchSample{
+            static_cast<uint32_t>(std::min<int64_t>(t1 - t0, UINT32_MAX)), static_cast<uint32_t>(n),
+            static_cast<uint32_t>(std::clamp<int64_t>(cpu, 0, UINT32_MAX))});
       }
       if (m != nullptr) {
         if (m->apply_batch_ns) m->apply_batch_ns->record(uint64_t(t1 - t0));

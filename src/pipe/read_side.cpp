@@ -94,6 +94,9 @@ void AccountTable::collect() {
   size_t kept = 0;
   for (auto& r : retired_) {
     if (r.tag < safe) {
+      // What the view shares with others is let go now: a buffer no view holds is reusable.
+      r.v->trade_list.reset();
+      r.v->orders.reset();
       spare_.push_back(r.v);
     } else {
       retired_[kept++] = r;
@@ -141,9 +144,10 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
       s.view.version = v->version;
       for (const OrderView& o : v->order_list()) s.orders.emplace(o.o.order_index, o);
       s.orders_list = v->orders;  // the next rebuild shares its chunks
-      if (!v->trades.empty()) {
+      s.trades_published = v->trade_list;
+      if (!v->trades().empty()) {
         s.trades.reserve(kAccountTrades);
-        s.trades.assign(v->trades.begin(), v->trades.end());
+        s.trades.assign(v->trades().begin(), v->trades().end());
       }
     }
   }
@@ -326,6 +330,7 @@ void ReadSide::on_trade(const StateUpdate& u) {
       s.trades[s.trade_head] = rec;
       s.trade_head = (s.trade_head + 1) % kAccountTrades;
     }
+    s.trades_dirty = true;
     ++s.view.trade_count;
     s.view.engine_ts_ns = u.time_ns;
     touch(s);
@@ -431,9 +436,24 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
     for (const auto& [id, o] : s.orders) v->small_orders.push_back(o);
   v->orders_current = !s.orders_dirty;
   v->open_order_count = static_cast<uint32_t>(s.orders.size());
-  v->trades.clear();
-  for (size_t i = 0; i < s.trades.size(); ++i)
-    v->trades.push_back(s.trades[(s.trade_head + i) % s.trades.size()]);
+  if (s.trades_dirty) {
+    // A new list in the spare buffer if no view holds it any more (views are released on this
+    // thread only, so the count is exact here), else in a new one; the old list becomes the spare.
+    std::shared_ptr<std::vector<TradeRecord>> buf;
+    if (s.trades_spare && s.trades_spare.use_count() == 1) {
+      buf = std::move(s.trades_spare);
+      buf->clear();
+    } else {
+      buf = std::make_shared<std::vector<TradeRecord>>();
+      buf->reserve(kAccountTrades);
+    }
+    for (size_t i = 0; i < s.trades.size(); ++i)
+      buf->push_back(s.trades[(s.trade_head + i) % s.trades.size()]);
+    s.trades_spare = std::const_pointer_cast<std::vector<TradeRecord>>(s.trades_published);
+    s.trades_published = std::move(buf);
+    s.trades_dirty = false;
+  }
+  v->trade_list = s.trades_published;
   v->trade_count = s.view.trade_count;
   v->engine_ts_ns = s.view.engine_ts_ns;
   v->version = s.view.version;
@@ -567,6 +587,7 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
       t.origin_worker = 0;
     }
     s.trade_head = 0;
+    s.trades_dirty = true;
     s.view.trade_count = at.trade_count;
     touch(s);
   }

@@ -328,10 +328,10 @@ TEST(ReadSideHistory, keeps_the_last_trades_and_candles_oldest_first_and_waits_f
   });
   rs.accounts().reader().read([&] {  // maker 7 in every trade (once when self), taker 8 in evens
     const AccountView *v = rs.accounts().find(7), *v8 = rs.accounts().find(8);
-    ASSERT_TRUE(v && v8 && v->trades.size() == ReadSide::kAccountTrades);
+    ASSERT_TRUE(v && v8 && v->trades().size() == ReadSide::kAccountTrades);
     EXPECT_EQ(std::pair(v->trade_count, v8->trade_count), std::pair(n, n / 2));
-    for (size_t i = 0; i < v->trades.size(); ++i)
-      EXPECT_EQ(v->trades[i].t.trade_id, n - ReadSide::kAccountTrades + 1 + i);
+    for (size_t i = 0; i < v->trades().size(); ++i)
+      EXPECT_EQ(v->trades()[i].t.trade_id, n - ReadSide::kAccountTrades + 1 + i);
   });
   // Not forced, within history_interval and no candle closed: the history waits (the market
   // view, with the open candle, does not).

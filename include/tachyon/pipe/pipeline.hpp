@@ -100,10 +100,12 @@ class Pipeline final : public Front {
   // What thread placement did and what it was refused (both threads report when they start).
   std::string placement_report() const;
   // With batch_samples > 0, after stop(): each recorded batch's apply time (drain, read-side
-  // updates, snapshot publication) in ns, and its number of updates.
+  // updates, snapshot publication) in ns, its number of updates, and the apply thread's CPU time
+  // in it (CLOCK_THREAD_CPUTIME_ID: the wall time less what preemption took).
   struct BatchSample {
     uint32_t ns;
     uint32_t updates;
+    uint32_t cpu_ns;
   };
   const std::vector<BatchSample>& batch_samples() const { return batch_samples_; }
 
@@ -129,24 +131,30 @@ class Pipeline final : public Front {
       return arrival < o.arrival;
     }
   };
+  // What a book snapshot shows of a resting order besides its price (the key's rank), kept in
+  // the queue itself: the top orders are then a walk of it, with no lookup per order.
+  struct Queued {
+    OrderIndex order_index;
+    AccountIndex owner;
+    Lots remaining;
+    Lots initial;
+    int64_t expiry_ms;
+  };
   struct BookCache {
     Side bids, asks;
-    absl::btree_map<QueueKey, OrderIndex, std::less<QueueKey>,
-                    CachedAllocator<std::pair<const QueueKey, OrderIndex>>>
+    absl::btree_map<QueueKey, Queued, std::less<QueueKey>,
+                    CachedAllocator<std::pair<const QueueKey, Queued>>>
         queue;                                       // every resting order, in priority order
     std::vector<std::pair<uint8_t, Ticks>> touched;  // levels changed since the last publish
     uint64_t nonce = 0;
     int64_t engine_ts_ns = 0;
     bool changed = false;
   };
+  // Where a resting order is in its book's queue (the rest is in the queue).
   struct Resting {
     MarketId market;
     bool is_ask;
     Ticks price;
-    Lots remaining;
-    Lots initial;
-    AccountIndex owner;
-    int64_t expiry_ms;
     uint64_t arrival;
   };
   void rest_order(const OrderUpdate& o);

@@ -131,12 +131,18 @@ struct AccountView {
   std::vector<OrderView> small_orders;
   bool orders_current = true;
   uint32_t open_order_count = 0;
-  std::vector<KeyView> keys;        // by index
-  std::vector<TradeRecord> trades;  // the last kAccountTrades, oldest first
+  std::vector<KeyView> keys;  // by index
+  // The last kAccountTrades trades, oldest first: shared with the previous view until a trade
+  // comes (a buffer the apply thread reuses once no view holds it; null: none yet).
+  std::shared_ptr<const std::vector<TradeRecord>> trade_list;
   uint64_t trade_count = 0;
   int64_t engine_ts_ns = 0;
   uint64_t version = 0;
 
+  const std::vector<TradeRecord>& trades() const {
+    static const std::vector<TradeRecord> none;
+    return trade_list ? *trade_list : none;
+  }
   OrderRange order_list() const { return orders ? OrderRange(*orders) : OrderRange(small_orders); }
   const KeyView* key(uint8_t i) const {
     for (const auto& k : keys)
@@ -285,6 +291,9 @@ class ReadSide {
                     CachedAllocator<std::pair<const OrderIndex, OrderView>>>
         orders;
     std::vector<TradeRecord> trades;  // ring of kAccountTrades
+    bool trades_dirty = false;        // the ring changed since trades_published was built
+    std::shared_ptr<const std::vector<TradeRecord>> trades_published;
+    std::shared_ptr<std::vector<TradeRecord>> trades_spare;  // reused once no view holds it
     size_t trade_head = 0;
     bool changed = false;
     bool orders_dirty = false;
