@@ -57,6 +57,8 @@ bool share_l3(int a, int b) {
 Placement place_this_thread(const char* name, int core, int fifo_priority) {
   Placement p;
   std::string r = std::string(name) + ":";
+  // Named for top -H, perf and gdb (at most 15 characters).
+  (void)pthread_setname_np(pthread_self(), std::string(name).substr(0, 15).c_str());
   if (core >= 0) {
     std::lock_guard lk(topo_mu());
     hwloc_obj_t c = core_obj(core);

@@ -97,6 +97,7 @@ void AccountTable::collect() {
       // What the view shares with others is let go now: a buffer no view holds is reusable.
       r.v->trade_list.reset();
       r.v->orders.reset();
+      r.v->small_list.reset();
       spare_.push_back(r.v);
     } else {
       retired_[kept++] = r;
@@ -144,6 +145,7 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
       s.view.version = v->version;
       for (const OrderView& o : v->order_list()) s.orders.emplace(o.o.order_index, o);
       s.orders_list = v->orders;  // the next rebuild shares its chunks
+      s.small_published = v->small_list;
       s.trades_published = v->trade_list;
       if (!v->trades().empty()) {
         s.trades.reserve(kAccountTrades);
@@ -407,6 +409,28 @@ bool ReadSide::orders_due(const AccountState& s, int64_t now_ns) const {
   return now_ns - s.orders_built_ns >= interval;
 }
 
+namespace {
+// The next version of a list that views share: filled in the spare buffer if no view holds it
+// any more (views let go of it on the apply thread only, so the count is exact there), else in
+// a new one (`reserve` elements); the old version becomes the spare. No allocation in a steady
+// state.
+template <typename T, typename Fill>
+void next_version(std::shared_ptr<const std::vector<T>>& published,
+                  std::shared_ptr<std::vector<T>>& spare, size_t reserve, Fill&& fill) {
+  std::shared_ptr<std::vector<T>> buf;
+  if (spare && spare.use_count() == 1) {
+    buf = std::move(spare);
+    buf->clear();
+  } else {
+    buf = std::make_shared<std::vector<T>>();
+    buf->reserve(reserve);
+  }
+  fill(*buf);
+  spare = std::const_pointer_cast<std::vector<T>>(std::move(published));
+  published = std::move(buf);
+}
+}  // namespace
+
 void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   std::unique_ptr<AccountView> v = accounts_.take_spare();
   if (!v) v = std::make_unique<AccountView>();
@@ -417,9 +441,20 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   v->collateral = s.view.collateral;
   v->positions.assign(s.view.positions.begin(), s.view.positions.end());
   v->keys.assign(s.view.keys.begin(), s.view.keys.end());
-  if (s.orders.size() <= cfg_.orders_in_view) {  // copied into the view: cheap, no allocation
+  if (s.orders.size() <= cfg_.orders_in_view) {
     s.orders_list.reset();
     s.orders_changed.clear();
+    if (s.orders.empty()) {
+      if (s.small_published)
+        s.small_spare =
+            std::const_pointer_cast<std::vector<OrderView>>(std::move(s.small_published));
+      s.small_published.reset();
+    } else if (s.orders_dirty || !s.small_published) {
+      next_version(s.small_published, s.small_spare, cfg_.orders_in_view,
+                   [&](std::vector<OrderView>& out) {
+                     for (const auto& [id, o] : s.orders) out.push_back(o);
+                   });
+    }
     s.orders_dirty = false;
   } else if ((s.orders_dirty || !s.orders_list) && (force || orders_due(s, now_ns))) {
     // the chunks that changed, the rest shared with the previous version
@@ -431,26 +466,16 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
     orders_pending_.push_back(&s);
   }
   v->orders = s.orders_list;
+  v->small_list = s.orders_list ? nullptr : s.small_published;
   v->small_orders.clear();
-  if (!s.orders_list)
-    for (const auto& [id, o] : s.orders) v->small_orders.push_back(o);
   v->orders_current = !s.orders_dirty;
   v->open_order_count = static_cast<uint32_t>(s.orders.size());
   if (s.trades_dirty) {
-    // A new list in the spare buffer if no view holds it any more (views are released on this
-    // thread only, so the count is exact here), else in a new one; the old list becomes the spare.
-    std::shared_ptr<std::vector<TradeRecord>> buf;
-    if (s.trades_spare && s.trades_spare.use_count() == 1) {
-      buf = std::move(s.trades_spare);
-      buf->clear();
-    } else {
-      buf = std::make_shared<std::vector<TradeRecord>>();
-      buf->reserve(kAccountTrades);
-    }
-    for (size_t i = 0; i < s.trades.size(); ++i)
-      buf->push_back(s.trades[(s.trade_head + i) % s.trades.size()]);
-    s.trades_spare = std::const_pointer_cast<std::vector<TradeRecord>>(s.trades_published);
-    s.trades_published = std::move(buf);
+    next_version(s.trades_published, s.trades_spare, kAccountTrades,
+                 [&](std::vector<TradeRecord>& out) {
+                   for (size_t i = 0; i < s.trades.size(); ++i)
+                     out.push_back(s.trades[(s.trade_head + i) % s.trades.size()]);
+                 });
     s.trades_dirty = false;
   }
   v->trade_list = s.trades_published;
@@ -526,172 +551,6 @@ std::vector<TradeRecord> ReadSide::recent_trades(MarketId m, size_t limit) const
   }
   std::reverse(out.begin(), out.end());
   return out;
-}
-
-void ReadSide::seed_funding(const Engine& e, const Market& m, int64_t now_ns) {
-  StateUpdate u;
-  u.type = UpdateType::kFunding;
-  u.time_ns = now_ns;
-  u.funding = FundingUpdate{e.funding_estimate(m.id),
-                            m.last_funding_rate,
-                            m.last_funding_ms,
-                            m.next_funding_ms,
-                            0,
-                            0,
-                            m.mark_price,
-                            m.id,
-                            0};
-  apply(u);
-}
-
-void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
-                               const std::vector<AccountTrades>& accounts,
-                               const std::vector<StateUpdate>& replayed, const Engine& e,
-                               int64_t now_ns) {
-  std::array<uint64_t, kMaxMarkets> last_trade{};
-  std::array<int64_t, kMaxMarkets> last_funding{};
-  auto tail = [](const auto& v, size_t n) { return v.end() - std::min(v.size(), n); };
-  for (const MarketHistory& h : saved) {
-    if (e.market(h.id) == nullptr) continue;
-    MarketState& m = mstate_[h.id];
-    m.trades.assign(tail(h.trades, kHistoryTrades), h.trades.end());
-    for (TradeRecord& t : m.trades) {
-      t.origin_cookie = 0;  // the saving run's cookies name nothing in this one
-      t.origin_worker = 0;
-      trade_logs_[h.id]->append(t);
-      last_trade[h.id] = std::max(last_trade[h.id], t.t.trade_id);
-    }
-    for (int r = 0; r < kResolutions; ++r) {
-      m.candles[r].assign(tail(h.candles[r], kHistoryCandles), h.candles[r].end());
-      m.view.current[r] = m.candles[r].empty() ? Candle{} : m.candles[r].back();
-      if (!m.candles[r].empty())
-        last_trade[h.id] = std::max(last_trade[h.id], m.candles[r].back().last_trade_id);
-    }
-    m.fundings.assign(tail(h.fundings, kHistoryFundings), h.fundings.end());
-    if (!m.fundings.empty()) last_funding[h.id] = m.fundings.back().time_ms;
-    m.view.engine_ts_ns = std::max(m.view.engine_ts_ns, h.engine_ts_ns);
-    touch(m);
-    if (!m.history_changed) {
-      m.history_changed = true;
-      history_changed_.push_back(h.id);
-    }
-  }
-  for (const AccountTrades& at : accounts) {
-    if (accounts_.find(at.account) == nullptr) continue;  // not in the engine
-    AccountState& s = account(at.account);
-    s.trades.clear();
-    s.trades.reserve(kAccountTrades);
-    s.trades.assign(tail(at.trades, kAccountTrades), at.trades.end());
-    for (TradeRecord& t : s.trades) {
-      t.origin_cookie = 0;
-      t.origin_worker = 0;
-    }
-    s.trade_head = 0;
-    s.trades_dirty = true;
-    s.view.trade_count = at.trade_count;
-    touch(s);
-  }
-  for (const StateUpdate& u : replayed) {
-    if (u.type == UpdateType::kTrade) {
-      if (e.market(u.trade.market) == nullptr || u.trade.trade_id <= last_trade[u.trade.market])
-        continue;
-    } else if (u.type == UpdateType::kFunding) {
-      if (e.market(u.funding.market) == nullptr ||
-          u.funding.last_time_ms <= last_funding[u.funding.market])
-        continue;
-    } else {
-      continue;
-    }
-    apply(u);
-  }
-  for (int mi = 0; mi < kMaxMarkets; ++mi) {  // the engine's counters, not the replay's
-    const Market* m = e.market(static_cast<MarketId>(mi));
-    if (m == nullptr) continue;
-    seed_funding(e, *m, now_ns);
-    mstate_[mi].view.last_trade_price = m->last_trade_price;
-    mstate_[mi].view.trade_count = m->trade_count;
-  }
-  publish(now_ns, /*force_history=*/true, /*force_orders=*/true);
-}
-
-void ReadSide::seed(const Engine& e, int64_t now_ns) {
-  seed_markets(e, now_ns);
-  seed_accounts(e, now_ns, 0, e.accounts().size());
-  seed_done(now_ns);
-}
-
-void ReadSide::seed_done(int64_t now_ns) { publish(now_ns, true); }
-
-void ReadSide::seed_markets(const Engine& e, int64_t now_ns) {
-  for (int mi = 0; mi < kMaxMarkets; ++mi) {
-    const Market* m = e.market(static_cast<MarketId>(mi));
-    if (m == nullptr) continue;
-    StateUpdate u;
-    u.type = UpdateType::kMarket;
-    u.time_ns = now_ns;
-    u.market = MarketUpdate{m->id, m->status(), m->params};
-    apply(u);
-    seed_funding(e, *m, now_ns);
-    u = StateUpdate();
-    u.type = UpdateType::kMarkPrice;
-    u.time_ns = now_ns;
-    u.mark = MarkPriceUpdate{m->mark_price, m->index_price, m->open_interest, m->id};
-    apply(u);
-    MarketState& ms = mstate_[m->id];
-    ms.view.last_trade_price = m->last_trade_price;
-    ms.view.trade_count = m->trade_count;
-  }
-}
-
-// Accounts: their views are made and published directly, without an AccountState each (made at
-// an account's first update, from its view) and without going through the update log: one view
-// per account is what a start at 1M accounts can afford. Reads only the engine and cfg_.
-void ReadSide::seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size_t end) {
-  std::vector<OrderView> orders;
-  const auto& accounts = e.accounts();
-  for (size_t ai = begin; ai < end && ai < accounts.size(); ++ai) {
-    const Account& a = accounts[ai];
-    auto v = std::make_unique<AccountView>();
-    v->index = a.index;
-    v->master = a.master;
-    v->l1_address = a.l1_address;
-    v->collateral = a.collateral;
-    // Both sorted as the views keep them (keys by index, positions by market); every market with
-    // an open order has a position entry whose open-order aggregates count what on_order counts.
-    v->keys.reserve(a.keys.size());
-    for (const ApiKey& k : a.keys)
-      v->keys.push_back(KeyView{k.index, k.version, k.next_nonce, k.pubkey});
-    v->positions.reserve(a.positions.size());
-    for (const Position& p : a.positions) {
-      v->positions.push_back(PositionView{p.market, p.size, p.entry_notional, p.realized_pnl,
-                                          p.buy_open, p.sell_open, p.imf, p.open_orders,
-                                          p.funding_paid});
-    }
-    orders.clear();
-    for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next) {
-      const Order& o = e.orders()[slot];
-      OrderView ov;
-      ov.o = OrderUpdate{
-          o.order_index, o.client_order_index,  o.account,     o.price,   o.remaining,
-          o.initial,     o.expiry_ms,           o.market,      o.is_ask,  o.type,
-          o.tif,         RemoveReason::kFilled, o.reduce_only, o.pending, o.trigger_price,
-          o.parent};
-      ov.created_ns = ov.updated_ns = now_ns;
-      orders.push_back(ov);
-    }
-    std::sort(orders.begin(), orders.end(), [](const OrderView& x, const OrderView& y) {
-      return x.o.order_index < y.o.order_index;
-    });
-    if (orders.size() <= cfg_.orders_in_view) {
-      v->small_orders.assign(orders.begin(), orders.end());
-    } else {
-      v->orders = OrderList::from_sorted(orders);
-    }
-    v->open_order_count = static_cast<uint32_t>(orders.size());
-    v->engine_ts_ns = now_ns;
-    v->version = 1;
-    (void)accounts_.insert_concurrent(std::move(v));
-  }
 }
 
 }  // namespace tachyon::pipe

@@ -122,12 +122,14 @@ struct AccountView {
   std::array<uint8_t, 20> l1_address{};
   Usdc collateral = 0;
   std::vector<PositionView> positions;  // by market
-  // Open orders in index order. Up to orders_in_view of them live in the view itself (a recycled
-  // view keeps the capacity: no allocation) and are this view's state. More are an OrderList
-  // whose unchanged chunks are shared with the previous version (order_list.hpp), rebuilt at
-  // most every orders_interval: orders_current tells whether it is this view's state;
-  // open_order_count always is.
+  // Open orders in index order. Up to orders_in_view of them are a list shared with the previous
+  // view until an order changes (small_list; a buffer the apply thread reuses once no view holds
+  // it), or the view's own (small_orders: the views made at start) and are this view's state.
+  // More are an OrderList whose unchanged chunks are shared with the previous version
+  // (order_list.hpp), rebuilt at most every orders_interval: orders_current tells whether it is
+  // this view's state; open_order_count always is.
   std::shared_ptr<const OrderList> orders;
+  std::shared_ptr<const std::vector<OrderView>> small_list;
   std::vector<OrderView> small_orders;
   bool orders_current = true;
   uint32_t open_order_count = 0;
@@ -143,7 +145,10 @@ struct AccountView {
     static const std::vector<TradeRecord> none;
     return trade_list ? *trade_list : none;
   }
-  OrderRange order_list() const { return orders ? OrderRange(*orders) : OrderRange(small_orders); }
+  OrderRange order_list() const {
+    if (orders) return OrderRange(*orders);
+    return small_list ? OrderRange(*small_list) : OrderRange(small_orders);
+  }
   const KeyView* key(uint8_t i) const {
     for (const auto& k : keys)
       if (k.index == i) return &k;
@@ -293,7 +298,9 @@ class ReadSide {
     std::vector<TradeRecord> trades;  // ring of kAccountTrades
     bool trades_dirty = false;        // the ring changed since trades_published was built
     std::shared_ptr<const std::vector<TradeRecord>> trades_published;
-    std::shared_ptr<std::vector<TradeRecord>> trades_spare;  // reused once no view holds it
+    std::shared_ptr<std::vector<TradeRecord>> trades_spare;         // reused once no view holds it
+    std::shared_ptr<const std::vector<OrderView>> small_published;  // a small order list's
+    std::shared_ptr<std::vector<OrderView>> small_spare;            // versions, as for trades
     size_t trade_head = 0;
     bool changed = false;
     bool orders_dirty = false;
