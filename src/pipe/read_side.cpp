@@ -95,7 +95,7 @@ void AccountTable::collect() {
   for (auto& r : retired_) {
     if (r.tag < safe) {
       // What the view shares with others is let go now: a buffer no view holds is reusable.
-      r.v->trade_list.reset();
+      r.v->trade_log.reset();
       r.v->orders.reset();
       r.v->small_list.reset();
       spare_.push_back(r.v);
@@ -146,10 +146,9 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
       for (const OrderView& o : v->order_list()) s.orders.emplace(o.o.order_index, o);
       s.orders_list = v->orders;  // the next rebuild shares its chunks
       s.small_published = v->small_list;
-      s.trades_published = v->trade_list;
-      if (!v->trades().empty()) {
-        s.trades.reserve(kAccountTrades);
-        s.trades.assign(v->trades().begin(), v->trades().end());
+      if (!v->trades().empty()) {  // the view's log may be shared: this state gets its own
+        s.trade_log = std::make_shared<std::vector<TradeRecord>>();
+        s.trade_log->assign(v->trades().begin(), v->trades().end());
       }
     }
   }
@@ -323,16 +322,7 @@ void ReadSide::on_trade(const StateUpdate& u) {
   }
   for (AccountIndex a : {t.maker, t.taker}) {
     AccountState& s = account(a);
-    // Reserved at an account's first trade, not when its state is made: a start seeds every
-    // account, most of which never trade.
-    if (s.trades.capacity() == 0) s.trades.reserve(kAccountTrades);
-    if (s.trades.size() < kAccountTrades) {
-      s.trades.push_back(rec);
-    } else {
-      s.trades[s.trade_head] = rec;
-      s.trade_head = (s.trade_head + 1) % kAccountTrades;
-    }
-    s.trades_dirty = true;
+    append_trade(s, rec);
     ++s.view.trade_count;
     s.view.engine_ts_ns = u.time_ns;
     touch(s);
@@ -431,6 +421,32 @@ void next_version(std::shared_ptr<const std::vector<T>>& published,
 }
 }  // namespace
 
+// Appends past the end of every range a view holds (the log never reallocates: it is appended
+// to only below its capacity), so readers never see the write.
+void ReadSide::append_trade(AccountState& s, const TradeRecord& rec) {
+  if (!s.trade_log || s.trade_log->size() == s.trade_log->capacity()) {
+    const size_t have = s.trade_log ? s.trade_log->size() : 0;
+    const size_t keep = std::min(have, kAccountTrades - 1);
+    const size_t cap = std::min(kTradeLog, std::max<size_t>(8, 2 * have));
+    std::shared_ptr<std::vector<TradeRecord>> next;
+    if (s.trade_log_spare && s.trade_log_spare.use_count() == 1 &&
+        s.trade_log_spare->capacity() >= cap) {
+      next = std::move(s.trade_log_spare);
+      next->clear();
+    } else {
+      next = std::make_shared<std::vector<TradeRecord>>();
+      next->reserve(cap);
+    }
+    if (s.trade_log) {
+      const std::vector<TradeRecord>& full = *s.trade_log;
+      next->assign(full.end() - static_cast<std::ptrdiff_t>(keep), full.end());
+    }
+    s.trade_log_spare = std::move(s.trade_log);
+    s.trade_log = std::move(next);
+  }
+  s.trade_log->push_back(rec);
+}
+
 void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   std::unique_ptr<AccountView> v = accounts_.take_spare();
   if (!v) v = std::make_unique<AccountView>();
@@ -470,15 +486,10 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   v->small_orders.clear();
   v->orders_current = !s.orders_dirty;
   v->open_order_count = static_cast<uint32_t>(s.orders.size());
-  if (s.trades_dirty) {
-    next_version(s.trades_published, s.trades_spare, kAccountTrades,
-                 [&](std::vector<TradeRecord>& out) {
-                   for (size_t i = 0; i < s.trades.size(); ++i)
-                     out.push_back(s.trades[(s.trade_head + i) % s.trades.size()]);
-                 });
-    s.trades_dirty = false;
-  }
-  v->trade_list = s.trades_published;
+  const size_t traded = s.trade_log ? s.trade_log->size() : 0;
+  v->trade_log = s.trade_log;
+  v->trade_begin = static_cast<uint32_t>(traded > kAccountTrades ? traded - kAccountTrades : 0);
+  v->trade_end = static_cast<uint32_t>(traded);
   v->trade_count = s.view.trade_count;
   v->engine_ts_ns = s.view.engine_ts_ns;
   v->version = s.view.version;

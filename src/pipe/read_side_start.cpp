@@ -59,15 +59,12 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
   for (const AccountTrades& at : accounts) {
     if (accounts_.find(at.account) == nullptr) continue;  // not in the engine
     AccountState& s = account(at.account);
-    s.trades.clear();
-    s.trades.reserve(kAccountTrades);
-    s.trades.assign(tail(at.trades, kAccountTrades), at.trades.end());
-    for (TradeRecord& t : s.trades) {
+    s.trade_log = std::make_shared<std::vector<TradeRecord>>();
+    s.trade_log->assign(tail(at.trades, kAccountTrades), at.trades.end());
+    for (TradeRecord& t : *s.trade_log) {
       t.origin_cookie = 0;
       t.origin_worker = 0;
     }
-    s.trade_head = 0;
-    s.trades_dirty = true;
     s.view.trade_count = at.trade_count;
     touch(s);
   }

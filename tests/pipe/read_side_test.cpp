@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
+#include <span>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -356,6 +357,50 @@ TEST(ReadSideHistory, keeps_the_last_trades_and_candles_oldest_first_and_waits_f
   ASSERT_EQ(recent.size(), 3u);
   EXPECT_EQ(recent.back().t.trade_id, n + 2);
   EXPECT_EQ(recent.front().t.trade_id, n);
+}
+
+// An account's trades are a log the views share: every view shows its last kAccountTrades, and
+// a view a reader holds keeps showing what it showed while trades go on (the log grows, fills,
+// continues in another buffer, and buffers no view holds are reused).
+TEST(ReadSideHistory, each_view_keeps_its_trades_while_the_account_trades_on) {
+  ReadSide rs(small_read_side());
+  rs.apply(market_update(0));
+  int64_t now_ns = kT0Ms * 1'000'000;
+  auto ids = [](std::span<const pipe::TradeRecord> ts) {
+    std::vector<uint64_t> out;
+    for (const auto& t : ts) out.push_back(t.t.trade_id);
+    return out;
+  };
+  auto last = [](uint64_t upto) {
+    std::vector<uint64_t> out;
+    for (uint64_t i = upto > ReadSide::kAccountTrades ? upto - ReadSide::kAccountTrades + 1 : 1;
+         i <= upto; ++i)
+      out.push_back(i);
+    return out;
+  };
+  uint64_t id = 0;
+  auto trade_and_publish = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      ++id;
+      rs.apply(trade(0, id, kT0Ms + static_cast<int64_t>(id) * 1000, 100, 1, 9));
+      rs.publish(now_ns += 1'000'000, false);
+      rs.accounts().reader().read([&] {
+        const AccountView* v = rs.accounts().find(9);
+        ASSERT_NE(v, nullptr);
+        EXPECT_EQ(ids(v->trades()), last(id)) << "after trade " << id;
+      });
+    }
+  };
+  trade_and_publish(150);
+  rs.accounts().reader().read([&] {  // held across 5 log buffers' worth of trades
+    const AccountView* held = rs.accounts().find(9);
+    ASSERT_NE(held, nullptr);
+    const std::vector<uint64_t> before = ids(held->trades());
+    EXPECT_EQ(before, last(150));
+    trade_and_publish(5 * static_cast<int>(ReadSide::kTradeLog));
+    EXPECT_EQ(ids(held->trades()), before);
+  });
+  trade_and_publish(3 * static_cast<int>(ReadSide::kTradeLog));
 }
 
 // BroadcastLog records: position, two payload words and a check word, all derived from pos.

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <absl/container/btree_map.h>
@@ -134,16 +135,18 @@ struct AccountView {
   bool orders_current = true;
   uint32_t open_order_count = 0;
   std::vector<KeyView> keys;  // by index
-  // The last kAccountTrades trades, oldest first: shared with the previous view until a trade
-  // comes (a buffer the apply thread reuses once no view holds it; null: none yet).
-  std::shared_ptr<const std::vector<TradeRecord>> trade_list;
+  // The last kAccountTrades trades, oldest first: the range [trade_begin, trade_end) of the
+  // account's append-only trade log, which the views share (the apply thread appends past every
+  // published range; a full log continues in another buffer). Null: none yet.
+  std::shared_ptr<const std::vector<TradeRecord>> trade_log;
+  uint32_t trade_begin = 0, trade_end = 0;
   uint64_t trade_count = 0;
   int64_t engine_ts_ns = 0;
   uint64_t version = 0;
 
-  const std::vector<TradeRecord>& trades() const {
-    static const std::vector<TradeRecord> none;
-    return trade_list ? *trade_list : none;
+  std::span<const TradeRecord> trades() const {
+    if (!trade_log) return {};
+    return {trade_log->data() + trade_begin, trade_end - trade_begin};
   }
   OrderRange order_list() const {
     if (orders) return OrderRange(*orders);
@@ -233,6 +236,7 @@ class ReadSide {
   static constexpr size_t kHistoryTrades = 100;
   static constexpr size_t kHistoryCandles = 500;
   static constexpr size_t kAccountTrades = 100;
+  static constexpr size_t kTradeLog = 2 * kAccountTrades;  // an account's trade log at most
 
   explicit ReadSide(const ReadSideConfig& cfg);
   ReadSide(const ReadSide&) = delete;
@@ -295,13 +299,14 @@ class ReadSide {
     absl::btree_map<OrderIndex, OrderView, std::less<OrderIndex>,
                     CachedAllocator<std::pair<const OrderIndex, OrderView>>>
         orders;
-    std::vector<TradeRecord> trades;  // ring of kAccountTrades
-    bool trades_dirty = false;        // the ring changed since trades_published was built
-    std::shared_ptr<const std::vector<TradeRecord>> trades_published;
-    std::shared_ptr<std::vector<TradeRecord>> trades_spare;         // reused once no view holds it
-    std::shared_ptr<const std::vector<OrderView>> small_published;  // a small order list's
-    std::shared_ptr<std::vector<OrderView>> small_spare;            // versions, as for trades
-    size_t trade_head = 0;
+    // Its trades, appended to a log that the views share; when full it continues, from its last
+    // kAccountTrades - 1, in a log twice as big (8 at the first trade, at most kTradeLog): the
+    // spare (the log before, once no view holds it) if big enough, or a new one.
+    std::shared_ptr<std::vector<TradeRecord>> trade_log, trade_log_spare;
+    // A small order list's versions, shared with the views: the spare is reused once no view
+    // holds it.
+    std::shared_ptr<const std::vector<OrderView>> small_published;
+    std::shared_ptr<std::vector<OrderView>> small_spare;
     bool changed = false;
     bool orders_dirty = false;
     int64_t orders_built_ns = 0;
@@ -315,6 +320,7 @@ class ReadSide {
   void on_trade(const StateUpdate& u);
   void on_order(const StateUpdate& u);
   void publish_account(AccountState& s, int64_t now_ns, bool force);
+  void append_trade(AccountState& s, const TradeRecord& rec);
   bool orders_due(const AccountState& s, int64_t now_ns) const;
   void publish_history(MarketState& m);
   void seed_funding(const Engine& e, const Market& m, int64_t now_ns);
