@@ -153,8 +153,8 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(n));
   std::printf(
       "| durability | wait strategy | hot threads | p50 | p99 | p99.9 | max | busy answers | "
-      "allocs/tx "
-      "(steady) |\n|---|---|---|---|---|---|---|---|---|\n");
+      "allocs/tx (steady) | p50 / p99 vs the first row of its durability |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n");
   const std::pair<store::Durability, const char*> modes[] = {{store::Durability::kNone, "none"},
                                                              {store::Durability::kWrite, "write"},
                                                              {store::Durability::kFsync, "fsync"}};
@@ -172,13 +172,24 @@ int main(int argc, char** argv) {
   std::vector<std::string> batches;
   for (auto [d, dn] : modes) {
     if (steady_only) break;
+    Row base{};  // the durability's first row (spin_then_park, unpinned): the others against it
+    bool have_base = false;
     for (const Wait& wt : waits) {
       if (wt.pinned && d == store::Durability::kWrite) continue;
       const char* wn = wt.name;
       const char* pn = wt.pinned ? "pinned (CPU 0, 1)" : "unpinned";
       const Row r = run(d, wt.w, n, rate, wt.pinned);
-      std::printf("| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %llu | %.4f |\n", dn, wn, pn, r.p50,
-                  r.p99, r.p999, r.max, static_cast<unsigned long long>(r.busy), r.allocs_per_tx);
+      char vs[64] = "baseline";
+      if (have_base) {
+        std::snprintf(vs, sizeof vs, "%+.0f%% / %+.0f%%", 100.0 * (r.p50 - base.p50) / base.p50,
+                      100.0 * (r.p99 - base.p99) / base.p99);
+      } else {
+        base = r;
+        have_base = true;
+      }
+      std::printf("| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %llu | %.4f | %s |\n", dn, wn, pn,
+                  r.p50, r.p99, r.p999, r.max, static_cast<unsigned long long>(r.busy),
+                  r.allocs_per_tx, vs);
       batches.push_back(std::string("| ") + dn + " | " + wn + " | " + pn + " | " +
                         fmt2(r.updates_per_batch) + " | " + fmt2(r.batch_p50) + " | " +
                         fmt2(r.batch_p99) + " | " + fmt2(r.batch_p9999) + " | " +
