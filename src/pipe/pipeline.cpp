@@ -500,7 +500,7 @@ void Pipeline::apply_loop() {
   for (;;) {
     // The clock only when there is work: an idle round (spinning before it parks) reads none.
     int64_t t0 = apply_ring_->size_approx() > 0 ? realtime_ns() : 0;
-    const int64_t cpu0 = cfg_.batch_samples > 0 && t0 != 0 ? thread_cpu_ns() : 0;
+    int64_t cpu0 = cfg_.batch_samples > 0 && t0 != 0 ? thread_cpu_ns() : 0;
     const size_t pending_before = pending_.size();
     const uint64_t alloc0 = allocated != nullptr ? *allocated : 0;
     size_t n = 0;
@@ -519,7 +519,10 @@ void Pipeline::apply_loop() {
     }
     const bool idle_publish = n == 0 && (read_.history_dirty() || read_.orders_pending());
     const int64_t now = n > 0 || idle_publish ? realtime_ns() : 0;
-    if (n > 0 && t0 == 0) t0 = now;  // the first update landed after the look
+    if (n > 0 && t0 == 0) {  // the first update landed after the look
+      t0 = now;
+      if (cfg_.batch_samples > 0) cpu0 = thread_cpu_ns();
+    }
     if (n > 0) {
       publish_changed();
       read_.publish(now, false);
