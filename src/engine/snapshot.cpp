@@ -190,7 +190,12 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   total_deposits_ = in.pod<int64_t>();
   total_withdrawals_ = in.pod<int64_t>();
   const uint64_t n_accounts = in.pod<uint64_t>();
-  if (in.failed() || n_accounts > in.remaining() / 40) return bad("account count");
+  // An account's record is at least 60 bytes (index, master, collateral, address, deadline and
+  // two counts): a count the bytes cannot hold is refused before anything is reserved for it.
+  constexpr size_t kMinAccountRecord =
+      2 * sizeof(AccountIndex) + sizeof(Usdc) + 20 + sizeof(int64_t) + 2 * sizeof(uint32_t);
+  static_assert(kMinAccountRecord == 60);
+  if (in.failed() || n_accounts > in.remaining() / kMinAccountRecord) return bad("account count");
   accounts_.reserve(n_accounts);
   // Sized once for what the snapshot holds (the engine reserved only expected_accounts): growing
   // from 64k to 1M entries rehashed it five times, every account moved again each time.

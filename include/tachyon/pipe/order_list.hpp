@@ -30,8 +30,9 @@ class OrderList {
  public:
   using Chunk = std::vector<OrderView>;  // sorted by order index, never empty
   using ChunkPtr = std::shared_ptr<const Chunk>;
-  // A rebuilt range is cut into chunks of at most kMax orders, as even as possible; a chunk that
-  // falls below kMin after removals is rebuilt with its right neighbour.
+  // A rebuilt range is cut into chunks of at most kMax orders, as even as possible; a rebuilt
+  // chunk that falls below kMin after removals is rebuilt with its right neighbour (the last
+  // chunk has none and may stay small).
   static constexpr size_t kTarget = 256, kMax = 2 * kTarget, kMin = kTarget / 4;
 
   size_t size() const { return size_; }
