@@ -25,17 +25,12 @@
 
 #include "../engine/alloc_counter.hpp"
 #include "bench_world.hpp"
+#include "tachyon/core/clock.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
 using namespace tachyon;
 
 namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 constexpr Ticks kMid = 300000;
 constexpr int kLevels = 400, kAccounts = 200;
@@ -50,7 +45,7 @@ struct Row {
 };
 
 Row run(double tx_rate, double seconds, uint64_t seed) {
-  testing::TxBuilder b(now_ns());
+  testing::TxBuilder b(realtime_ns());
   auto engine = bench::bench_world(b, kAccounts);
   std::vector<int64_t> nonce(kAccounts, 0);
   struct Mine {
@@ -84,13 +79,13 @@ Row run(double tx_rate, double seconds, uint64_t seed) {
   const auto n = static_cast<uint64_t>(tx_rate * seconds);
   limit_of.reserve(n + 1);
   const auto gap = static_cast<int64_t>(1e9 / tx_rate);
-  const int64_t t0 = now_ns() + 1'000'000;
+  const int64_t t0 = realtime_ns() + 1'000'000;
   uint64_t sent = 0, got = 0, busy = 0, refused = 0, allocs_at = 0, got_at = 0;
   std::map<int, uint64_t> refused_by;
   std::uniform_real_distribution<double> unit(0, 1);
   while (got < sent || sent < n) {
     const int64_t due = t0 + static_cast<int64_t>(sent) * gap;
-    if (sent < n && now_ns() >= due) {
+    if (sent < n && realtime_ns() >= due) {
       const auto a = static_cast<AccountIndex>(rng() % kAccounts);
       const uint64_t kind = rng() % 100;
       const bool ask = rng() % 2 == 1;
@@ -136,7 +131,7 @@ Row run(double tx_rate, double seconds, uint64_t seed) {
     }
   }
   const uint64_t allocs = tachyon::bench::alloc_count() - allocs_at;
-  const double elapsed = (now_ns() - t0) / 1e9;
+  const double elapsed = (realtime_ns() - t0) / 1e9;
   pl.stop();
   Row row;
   row.tx_rate = tx_rate;

@@ -18,17 +18,12 @@
 #include "../engine/alloc_counter.hpp"
 #include "bench_world.hpp"
 #include "support/tx_builder.hpp"
+#include "tachyon/core/clock.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
 using namespace tachyon;
 
 namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct Row {
   double p50, p99, p999, max;
@@ -48,7 +43,7 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
         bool crossing = false) {
   const std::string dir = "/tmp/tachyon-bench-pipeline";
   std::filesystem::remove_all(dir);
-  testing::TxBuilder b(now_ns());
+  testing::TxBuilder b(realtime_ns());
   std::unique_ptr<store::Journal> journal;
   store::JournalConfig jc{dir, d};
   if (!store::Journal::open(jc, 1, journal).ok()) std::abort();
@@ -67,11 +62,11 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
   lat.reserve(n);
   std::vector<int64_t> nonce(10, 0);
   const int64_t gap = static_cast<int64_t>(1e9 / rate);
-  const int64_t t0 = now_ns() + 1'000'000;
+  const int64_t t0 = realtime_ns() + 1'000'000;
   uint64_t sent = 0, got = 0, busy = 0, allocs_at_warm = 0, got_at_warm = 0;
   while (got < n) {
     const int64_t due = t0 + static_cast<int64_t>(sent) * gap;
-    if (sent < n && now_ns() >= due) {
+    if (sent < n && realtime_ns() >= due) {
       AccountIndex a = 100 + sent % 10;
       bool ask = (sent / 10) % 2;
       Ticks price = 300000 + (ask ? 1 : -1) * static_cast<Ticks>(1 + sent % 50);
@@ -88,8 +83,8 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
         ++busy;
       }
     }
-    const size_t n_got =
-        pl.poll_results(0, [&](const pipe::Result& r) { lat.push_back(now_ns() - r.t_recv_ns); });
+    const size_t n_got = pl.poll_results(
+        0, [&](const pipe::Result& r) { lat.push_back(realtime_ns() - r.t_recv_ns); });
     got += n_got;
     if (got_at_warm == 0 && got >= n / 4) {
       got_at_warm = got;
@@ -99,7 +94,7 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
     // Like an api worker in epoll: sleep until a result arrives or the next submit is due.
     if (n_got == 0) {
       const int64_t wait_us =
-          sent < n ? (t0 + static_cast<int64_t>(sent) * gap - now_ns()) / 1000 : 1000;
+          sent < n ? (t0 + static_cast<int64_t>(sent) * gap - realtime_ns()) / 1000 : 1000;
       if (wait_us > 2) {
         pl.result_bell(0).sleep([&] { return false; }, wait_us);
       }

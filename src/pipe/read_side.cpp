@@ -400,21 +400,26 @@ bool ReadSide::orders_due(const AccountState& s, int64_t now_ns) const {
 }
 
 namespace {
-// The next version of a list that views share: filled in the spare buffer if no view holds it
-// any more (views let go of it on the apply thread only, so the count is exact there), else in
-// a new one (`reserve` elements); the old version becomes the spare. No allocation in a steady
-// state.
+// An empty buffer for the next version of a list that views share: the spare if no view holds it
+// any more (views let go of it on the apply thread only, so the count is exact there) and it has
+// room for `cap`, else a new one. No allocation in a steady state.
+template <typename T>
+std::shared_ptr<std::vector<T>> fresh_buffer(std::shared_ptr<std::vector<T>>& spare, size_t cap) {
+  if (spare && spare.use_count() == 1 && spare->capacity() >= cap) {
+    std::shared_ptr<std::vector<T>> buf = std::move(spare);
+    buf->clear();
+    return buf;
+  }
+  auto buf = std::make_shared<std::vector<T>>();
+  buf->reserve(cap);
+  return buf;
+}
+
+// The next version of such a list, filled by `fill`; the old version becomes the spare.
 template <typename T, typename Fill>
 void next_version(std::shared_ptr<const std::vector<T>>& published,
-                  std::shared_ptr<std::vector<T>>& spare, size_t reserve, Fill&& fill) {
-  std::shared_ptr<std::vector<T>> buf;
-  if (spare && spare.use_count() == 1) {
-    buf = std::move(spare);
-    buf->clear();
-  } else {
-    buf = std::make_shared<std::vector<T>>();
-    buf->reserve(reserve);
-  }
+                  std::shared_ptr<std::vector<T>>& spare, size_t cap, Fill&& fill) {
+  std::shared_ptr<std::vector<T>> buf = fresh_buffer(spare, cap);
   fill(*buf);
   spare = std::const_pointer_cast<std::vector<T>>(std::move(published));
   published = std::move(buf);
@@ -428,15 +433,7 @@ void ReadSide::append_trade(AccountState& s, const TradeRecord& rec) {
     const size_t have = s.trade_log ? s.trade_log->size() : 0;
     const size_t keep = std::min(have, kAccountTrades - 1);
     const size_t cap = std::min(kTradeLog, std::max<size_t>(8, 2 * have));
-    std::shared_ptr<std::vector<TradeRecord>> next;
-    if (s.trade_log_spare && s.trade_log_spare.use_count() == 1 &&
-        s.trade_log_spare->capacity() >= cap) {
-      next = std::move(s.trade_log_spare);
-      next->clear();
-    } else {
-      next = std::make_shared<std::vector<TradeRecord>>();
-      next->reserve(cap);
-    }
+    std::shared_ptr<std::vector<TradeRecord>> next = fresh_buffer(s.trade_log_spare, cap);
     if (s.trade_log) {
       const std::vector<TradeRecord>& full = *s.trade_log;
       next->assign(full.end() - static_cast<std::ptrdiff_t>(keep), full.end());
@@ -460,11 +457,10 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   if (s.orders.size() <= cfg_.orders_in_view) {
     s.orders_list.reset();
     s.orders_changed.clear();
-    if (s.orders.empty()) {
+    if (s.orders.empty()) {  // no list; its buffer waits as the spare
       if (s.small_published)
         s.small_spare =
             std::const_pointer_cast<std::vector<OrderView>>(std::move(s.small_published));
-      s.small_published.reset();
     } else if (s.orders_dirty || !s.small_published) {
       next_version(s.small_published, s.small_spare, cfg_.orders_in_view,
                    [&](std::vector<OrderView>& out) {
