@@ -171,7 +171,34 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
       if (static_cast<__int128>(amount) + fee > free) return Reject::kInsufficientCollateral;
       return Reject::kOk;
     }
-    default: return Reject::kOk;  // the engine checks the rest (keys, leverage, sub-accounts)
+    case TxType::kUpdateLeverage: {
+      const UpdateLeverageTx& l = tx.leverage;
+      if (!market(l.market)) return Reject::kInvalidMarket;
+      if (l.margin_mode > 1) return Reject::kUnsupportedMarginMode;
+      const pipe::PositionView* p = a.position(l.market);
+      if (p != nullptr && l.margin_mode != p->isolated && (p->size != 0 || p->open_orders != 0))
+        return Reject::kMarginModeLocked;
+      return Reject::kOk;  // the margin of a raised fraction: the engine
+    }
+    case TxType::kUpdateMargin: {
+      const UpdateMarginTx& u = tx.margin;
+      const auto m = market(u.market);
+      if (!m) return Reject::kInvalidMarket;
+      if (u.direction > kMarginAdd) return Reject::kInvalidMarginDirection;
+      if (u.amount <= 0 || u.amount > (int64_t{1} << 53)) return Reject::kInvalidTransferAmount;
+      const pipe::PositionView* p = a.position(u.market);
+      if (p == nullptr || !p->isolated || p->size == 0) return Reject::kNotIsolated;
+      if (u.direction == kMarginAdd) {
+        const MarginInfo mi =
+            account_margin(a.collateral, a.positions, market_of, 0, 0, 0, nullptr);
+        const __int128 free = std::min<__int128>(a.collateral, mi.tav - mi.imr);
+        return u.amount > free ? Reject::kInsufficientCollateral : Reject::kOk;
+      }
+      const MarginInfo own = isolated_margin(market_of(u.market), *p);
+      return u.amount > p->allocated || own.tav - u.amount < own.imr ? Reject::kNotEnoughMargin
+                                                                     : Reject::kOk;
+    }
+    default: return Reject::kOk;  // the engine checks the rest (keys, sub-accounts)
   }
 }
 

@@ -240,9 +240,13 @@ AccountFigures account_figures(const pipe::AccountView& a, const MarketLookup& m
   f.mmr = mi.mmr;
   for (const auto& p : a.positions) {
     const auto v = markets(p.market);
-    if (v)
-      f.position_value +=
-          abs128(static_cast<__int128>(p.size) * v->mark_price * v->quote_multiplier);
+    if (!v) continue;
+    f.position_value += abs128(static_cast<__int128>(p.size) * v->mark_price * v->quote_multiplier);
+    if (p.isolated) {
+      const MarginInfo own = isolated_margin(margin_of(v), p);
+      f.isolated_tav += own.tav;
+      f.isolated_imr += own.imr;
+    }
   }
   const __int128 free = std::min<__int128>(a.collateral, f.tav - f.imr);
   f.available = free < 0 ? 0 : free;
@@ -266,13 +270,14 @@ void write_position(JsonWriter& w, const pipe::PositionView& p, const AccountFig
     const __int128 den = abs128(size) * qm;
     avg = (abs128(p.entry_notional) * 2 + den) / (2 * den);
   }
-  // Liquidation price with the other positions held at their marks: the price where TAV meets MMR.
+  // Liquidation price with the other positions held at their marks: the price where TAV meets MMR
+  // (an isolated position's own: its allocated margin against its own requirement).
   __int128 liq = 0;
   if (size != 0) {
     const __int128 this_mmr =
         ceil_div(abs128(size) * v->mark_price * qm * v->params.mmf, kFractionOne);
-    const __int128 other_tav = f.tav - upnl;
-    const __int128 other_mmr = f.mmr - this_mmr;
+    const __int128 other_tav = p.isolated ? p.allocated : f.tav - upnl;
+    const __int128 other_mmr = p.isolated ? 0 : f.mmr - this_mmr;
     // other_tav + size*p*qm - entry = |size|*p*qm*mmf/1e4 + other_mmr
     const __int128 den = qm * (size * kFractionOne - abs128(size) * v->params.mmf);
     const __int128 num = (p.entry_notional + other_mmr - other_tav) * kFractionOne;
@@ -289,8 +294,8 @@ void write_position(JsonWriter& w, const pipe::PositionView& p, const AccountFig
   w.key("position").dec(abs128(size), sd).key("avg_entry_price").dec(avg, pd);
   w.key("position_value").dec(abs128(size * v->mark_price * qm), kUsdc);
   w.key("unrealized_pnl").dec(upnl, kUsdc).key("realized_pnl").dec(p.realized_pnl, kUsdc);
-  w.key("liquidation_price").dec(liq, pd).kv_i("margin_mode", 0);
-  w.key("allocated_margin").dec(0, kUsdc);
+  w.key("liquidation_price").dec(liq, pd).kv_i("margin_mode", p.isolated);
+  w.key("allocated_margin").dec(p.allocated, kUsdc);
   w.key("total_funding_paid_out").dec(p.funding_paid, kUsdc);
   w.end_obj();
 }
@@ -306,7 +311,8 @@ void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup
   w.kv_i("account_trading_mode", 0).kv_i("status", 1).kv_i("cancel_all_time", 0);
   w.kv_i("total_order_count", a.open_order_count).kv_i("pending_order_count", 0);
   w.key("collateral").dec(a.collateral, kUsdc).key("available_balance").dec(f.available, kUsdc);
-  w.key("total_asset_value").dec(f.tav, kUsdc).key("cross_asset_value").dec(f.tav, kUsdc);
+  w.key("total_asset_value").dec(f.tav + f.isolated_tav, kUsdc);
+  w.key("cross_asset_value").dec(f.tav, kUsdc);
   w.key("cross_initial_margin_requirement").dec(f.imr, kUsdc);
   w.key("cross_maintenance_margin_requirement").dec(f.mmr, kUsdc);
   w.key("assets").arr().obj().kv_s("symbol", "USDC").kv_i("asset_id", 3);
@@ -321,20 +327,21 @@ void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup
 
 void write_user_stats(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets) {
   const AccountFigures f = account_figures(a, markets);
-  // All cross margin: the account's stats, its cross stats and its total stats are the same.
-  auto fields = [&] {
-    w.key("collateral").dec(a.collateral, kUsdc).key("portfolio_value").dec(f.tav, kUsdc);
-    w.key("leverage").raw(std::to_string(ratio(f.position_value, f.tav)));
+  // The account's stats and its total stats count isolated positions; cross_stats do not.
+  auto fields = [&](__int128 tav, __int128 imr) {
+    w.key("collateral").dec(a.collateral, kUsdc).key("portfolio_value").dec(tav, kUsdc);
+    w.key("leverage").raw(std::to_string(ratio(f.position_value, tav)));
     w.key("available_balance").dec(f.available, kUsdc);
-    w.key("margin_usage").raw(std::to_string(100.0 * ratio(f.imr, f.tav)));
+    w.key("margin_usage").raw(std::to_string(100.0 * ratio(imr, tav)));
     w.key("buying_power").dec(f.available, kUsdc);
   };
+  const __int128 total_tav = f.tav + f.isolated_tav, total_imr = f.imr + f.isolated_imr;
   w.obj();
-  fields();
+  fields(total_tav, total_imr);
   w.key("cross_stats").obj();
-  fields();
+  fields(f.tav, f.imr);
   w.end_obj().key("total_stats").obj();
-  fields();
+  fields(total_tav, total_imr);
   w.end_obj().end_obj();
 }
 

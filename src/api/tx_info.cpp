@@ -19,7 +19,8 @@ bool is_user_tx_type(int t) {
     case 16:
     case 17:
     case 20:
-    case 28: return true;
+    case 28:
+    case 29: return true;
     default: return false;
   }
 }
@@ -257,6 +258,13 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
         ok = set_int(v, tx.leverage.imf, 0, 10000);
       else if (k == "MarginMode")
         ok = set_int(v, tx.leverage.margin_mode, 0, 1);
+    } else if (t == TxType::kUpdateMargin) {
+      if (k == "MarketIndex")
+        ok = set_int(v, tx.margin.market, 0, 254);
+      else if (k == "USDCAmount")
+        ok = set_int(v, tx.margin.amount, 0, kMax);
+      else if (k == "Direction")
+        ok = set_int(v, tx.margin.direction, 0, 1);
     } else if (t == TxType::kDeposit) {
       auto& d = tx.deposit;
       if (k == "ToAccountIndex")
@@ -351,6 +359,10 @@ std::string tx_info_json(const Tx& tx, const Signature* sig) {
     case TxType::kUpdateLeverage:
       w.kv_i("MarketIndex", tx.leverage.market).kv_i("InitialMarginFraction", tx.leverage.imf);
       w.kv_i("MarginMode", tx.leverage.margin_mode);
+      break;
+    case TxType::kUpdateMargin:
+      w.kv_i("MarketIndex", tx.margin.market).kv_i("USDCAmount", tx.margin.amount);
+      w.kv_i("Direction", tx.margin.direction);
       break;
     case TxType::kDeposit:
       w.kv_i("ToAccountIndex", tx.deposit.to_account).kv_i("Amount", tx.deposit.amount);

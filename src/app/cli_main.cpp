@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
   sign->add_option("--key-file", key_file, "secret key file (keygen, or <data_dir>/operator.key)")
       ->required();
   sign->add_option("--tx-type", tx_type,
-                   "Lighter tx type: 8 9 12 13 14 15 16 17 20 28; operator 1 60 61 62")
+                   "Lighter tx type: 8 9 12 13 14 15 16 17 20 28 29; operator 1 60 61 62")
       ->required();
   sign->add_option("--tx", tx_json, "tx_info JSON without Sig (PascalCase fields)")->required();
   sign->add_option("--chain-id", chain_id, "chain id (the server's server.chain_id)");

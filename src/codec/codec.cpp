@@ -159,6 +159,12 @@ constexpr bool tx_payload(IO& io, T& tx, TxType type) {
       io.num(tx.leverage.margin_mode);
       io.pad(2);
       return true;
+    case TxType::kUpdateMargin:
+      io.num(tx.margin.amount);
+      io.num(tx.margin.market);
+      io.num(tx.margin.direction);
+      io.pad(6);
+      return true;
   }
   return false;
 }
@@ -228,9 +234,11 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(p.entry_notional);
       io.num(p.realized_pnl);
       io.num(p.market);
-      io.pad(3);
+      io.num(p.margin_mode);
+      io.pad(2);
       io.num(p.imf);
       io.num(p.funding_paid);
+      io.num(p.allocated);
       return true;
     }
     case UpdateType::kBalance:
@@ -313,6 +321,7 @@ struct TxProbe {
   CancelAllOrdersTx cancel_all{};
   ModifyOrderTx modify{};
   UpdateLeverageTx leverage{};
+  UpdateMarginTx margin{};
   CreateGroupedOrdersTx grouped{};
 };
 struct UpdateProbe {
@@ -355,13 +364,15 @@ static_assert(tx_size(TxType::kUpdateMarket) == 8 + 56 + 112);
 static_assert(tx_size(TxType::kTransfer) == 8 + 56 + 64);
 static_assert(update_size(UpdateType::kTrade) == 8 + 8 + 96);
 static_assert(update_size(UpdateType::kOrderAdded) == 8 + 8 + 80);
+static_assert(update_size(UpdateType::kPosition) == 8 + 8 + 56);
+static_assert(tx_size(TxType::kUpdateMargin) == 8 + 56 + 16);
 static_assert(tx_size(TxType::kCreateGroupedOrders) == 8 + 56 + 8 + 3 * 48);
 static_assert(tx_size(TxType::kCreateMarket) <= kMaxRecordSize);
 
 void put_header(Writer& w, size_t len, uint16_t type) {
   w.num(static_cast<uint32_t>(len));
   w.num(type);
-  w.num(kVersion);
+  w.num((type & 0xff00) == kUpdateBase ? kUpdateVersion : kVersion);
   w.num(uint8_t{0});
 }
 
@@ -369,7 +380,8 @@ Decoded check_header(std::span<const uint8_t> in, RecordHeader& h, uint16_t base
   Decoded d = peek_header(in, h);
   if (!d.ok()) return d;
   if ((h.type & 0xff00) != base) return {Error::kUnknownType, 0};
-  if (h.version != kVersion) return {Error::kBadVersion, 0};
+  if (h.version != (base == kUpdateBase ? kUpdateVersion : kVersion))
+    return {Error::kBadVersion, 0};
   return d;
 }
 

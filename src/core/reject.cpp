@@ -23,7 +23,13 @@ std::string_view reject_message(Reject r) {
     case Reject::kInvalidFee: return "invalid fee";
     case Reject::kInvalidAsset: return "unsupported asset (only USDC, asset 3)";
     case Reject::kInvalidLeverage: return "initial margin fraction out of range";
-    case Reject::kUnsupportedMarginMode: return "isolated margin is not supported yet";
+    case Reject::kUnsupportedMarginMode: return "margin mode must be 0 (cross) or 1 (isolated)";
+    case Reject::kMarginModeLocked:
+      return "the margin mode changes only while the account has no position and no open order "
+             "in the market";
+    case Reject::kNotIsolated: return "no open isolated position in this market";
+    case Reject::kInvalidMarginDirection: return "direction must be 0 (remove) or 1 (add)";
+    case Reject::kCrossOnlyAccount: return "the fee and insurance accounts use cross margin only";
     case Reject::kInvalidTxInfo: return "invalid tx info";
     case Reject::kUnsupportedTxType: return "unsupported transaction type";
     case Reject::kBelowMaintenanceMargin: return "account below maintenance margin";

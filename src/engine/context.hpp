@@ -30,6 +30,10 @@ struct Engine::Ctx {
   // Set while a liquidation IOC order is the taker: its slot and zero price (engine fee rule).
   uint32_t liq_order = 0xffffffffu;
   Ticks liq_zero_price = 0;
+  // Set while an isolated position is being liquidated: its account slot and market. Its margin
+  // stays with it when it closes, until the liquidation has covered any deficit.
+  uint32_t liq_isolated_slot = 0xffffffffu;
+  MarketId liq_isolated_market = 0;
 
   // ADL rankings made in this tx, by market × side (engine/liquidation.cpp).
   struct AdlRanking {

@@ -55,6 +55,7 @@ TxResult Engine::execute(const Tx& tx, UpdateSink& sink) {
     case TxType::kCancelAllOrders: r.reject = cancel_all(tx, c); break;
     case TxType::kModifyOrder: r.reject = modify_order(tx, c, r.order_index); break;
     case TxType::kUpdateLeverage: r.reject = update_leverage(tx, c); break;
+    case TxType::kUpdateMargin: r.reject = update_margin(tx, c); break;
     case TxType::kFundingTick: r.reject = funding_tick(tx, c); break;
     case TxType::kSetMarketStatus: r.reject = set_market_status(tx, c); break;
     default: r.reject = Reject::kUnsupportedTxType; break;
@@ -354,21 +355,63 @@ Reject Engine::update_leverage(const Tx& tx, Ctx& c) {
   if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
   const UpdateLeverageTx& l = tx.leverage;
   if (l.market >= kMaxMarkets || !markets_[l.market].exists) return Reject::kInvalidMarket;
-  if (l.margin_mode != 0) return Reject::kUnsupportedMarginMode;
+  if (l.margin_mode > 1) return Reject::kUnsupportedMarginMode;
   const Market& m = markets_[l.market];
   if (l.imf < m.params.min_imf || l.imf > kFractionOne) return Reject::kInvalidLeverage;
-  const bool had_entry = a->position(l.market) != nullptr;
+  const Position* now = a->position(l.market);
+  const uint8_t mode_now = now != nullptr ? now->isolated : 0;
+  if (l.margin_mode != mode_now) {
+    if (l.margin_mode == 1 &&
+        (a == &accounts_[kFeeAccountSlot] || a->index == cfg_.insurance_account))
+      return Reject::kCrossOnlyAccount;
+    if (now != nullptr && (now->size != 0 || now->open_orders != 0))
+      return Reject::kMarginModeLocked;
+  }
+  const bool had_entry = now != nullptr;
   Position& p = a->position_or_add(l.market);
   const Bps4 old = p.imf;
   p.imf = l.imf;
-  MarginInfo mi = margin(*a);
-  if (mi.tav < mi.imr && l.imf > old) {  // lowering the fraction is always allowed
+  p.isolated = l.margin_mode;
+  // Raising the fraction must leave both the cross bucket and the position's own at or above
+  // initial margin; lowering it is always allowed.
+  const MarginInfo mi = margin(*a);
+  const MarginInfo own = p.isolated ? isolated(p) : MarginInfo{};
+  if (l.imf > old && (mi.tav < mi.imr || own.tav < own.imr)) {
     p.imf = old;
+    p.isolated = mode_now;
     if (!had_entry) a->positions.erase(a->positions.begin() + (&p - a->positions.data()));
     return Reject::kNotEnoughMargin;
   }
   consume_nonce(c, *key, tx);
   emit_position(c, *a, p);
+  return Reject::kOk;
+}
+
+// Isolated margin in or out: adding takes free cross collateral; removing leaves the position at
+// or above its initial margin.
+Reject Engine::update_margin(const Tx& tx, Ctx& c) {
+  Account* a = nullptr;
+  ApiKey* key = nullptr;
+  if (Reject r = authenticate(tx, c, a, key); r != Reject::kOk) return r;
+  const UpdateMarginTx& u = tx.margin;
+  if (u.market >= kMaxMarkets || !markets_[u.market].exists) return Reject::kInvalidMarket;
+  if (u.direction > kMarginAdd) return Reject::kInvalidMarginDirection;
+  if (u.amount <= 0 || u.amount > (int64_t{1} << 53)) return Reject::kInvalidTransferAmount;
+  Position* p = a->position(u.market);
+  if (p == nullptr || !p->isolated || p->size == 0) return Reject::kNotIsolated;
+  if (u.direction == kMarginAdd) {
+    if (u.amount > free_collateral(*a, margin(*a))) return Reject::kInsufficientCollateral;
+  } else {
+    const MarginInfo own = isolated(*p);
+    if (u.amount > p->allocated || own.tav - u.amount < own.imr) return Reject::kNotEnoughMargin;
+  }
+  consume_nonce(c, *key, tx);
+  const Usdc delta = u.direction == kMarginAdd ? u.amount : -u.amount;
+  p->allocated += delta;
+  a->collateral -= delta;
+  emit_position(c, *a, *p);
+  emit_balance(c, *a, -delta, BalanceReason::kIsolatedMargin);
+  c.risk(static_cast<uint32_t>(a - accounts_.data()));
   return Reject::kOk;
 }
 
@@ -382,8 +425,8 @@ void Engine::emit_balance(Ctx& c, const Account& a, Usdc delta, BalanceReason wh
 
 void Engine::emit_position(Ctx& c, const Account& a, const Position& p) {
   StateUpdate u = c.make(UpdateType::kPosition);
-  u.position = PositionUpdate{a.index,  p.size, p.entry_notional, p.realized_pnl,
-                              p.market, p.imf,  p.funding_paid};
+  u.position = PositionUpdate{a.index, p.size,         p.entry_notional, p.realized_pnl, p.market,
+                              p.imf,   p.funding_paid, p.allocated,      p.isolated};
   c.sink.on_update(u);
 }
 

@@ -22,18 +22,47 @@ Ticks Engine::zero_price(const Market& m, const Position& p, const MarginInfo& m
   return static_cast<Ticks>(std::clamp<__int128>(zp, 1, kMaxPriceTicks));
 }
 
-void Engine::liquidate_partial(Ctx& c, uint32_t slot) {
+// Which positions a bucket holds: the cross ones, or the one isolated position.
+static bool in_bucket(const Position& p, MarketId bucket) {
+  return bucket == kAllMarkets ? !p.isolated : (p.isolated && p.market == bucket);
+}
+
+// A cross liquidation cancels every order (isolated ones too: they reserve cross margin); an
+// isolated one only the orders in its market, and keeps the position's margin with it until
+// end_isolated_liquidation.
+void Engine::start_liquidation(Ctx& c, uint32_t slot, MarketId bucket, RiskEvent event) {
+  emit_risk(c, accounts_[slot], bucket, event, bucket_margin(accounts_[slot], bucket), 0);
+  cancel_account_orders(c, slot, bucket, RemoveReason::kLiquidation);
+  if (bucket != kAllMarkets) {
+    c.liq_isolated_slot = slot;
+    c.liq_isolated_market = bucket;
+  }
+}
+
+// A closed isolated position: its deficit (rounding dust at the zero price) is covered, what is
+// left goes back to cross collateral.
+void Engine::end_isolated_liquidation(Ctx& c, uint32_t slot, MarketId bucket) {
+  c.liq_isolated_slot = kNoSlot;
+  Account& a = accounts_[slot];
+  Position& p = *a.position(bucket);
+  if (p.size != 0) return;
+  const Usdc coll_before = a.collateral;
+  release_isolated(c, a, p, true);
+  emit_position(c, a, p);
+  emit_balance(c, a, a.collateral - coll_before, BalanceReason::kIsolatedMargin);
+}
+
+void Engine::liquidate_partial(Ctx& c, uint32_t slot, MarketId bucket) {
   ++risk_stats_.partial_liquidations;
-  emit_risk(c, accounts_[slot], kAllMarkets, RiskEvent::kPartialLiquidation,
-            margin(accounts_[slot]), 0);
-  cancel_account_orders(c, slot, kAllMarkets, RemoveReason::kLiquidation);
+  start_liquidation(c, slot, bucket, RiskEvent::kPartialLiquidation);
   Account& a = accounts_[slot];
   for (size_t i = 0; i < a.positions.size(); ++i) {
-    const MarginInfo mi = margin(a);
+    const MarginInfo mi = bucket_margin(a, bucket);
     if (mi.tav >= mi.mmr) break;
     const Position& p = a.positions[i];
     Market& m = markets_[p.market];
-    if (p.size == 0 || m.status() != MarketStatus::kActive || pool_.full()) continue;
+    if (!in_bucket(p, bucket) || p.size == 0 || m.status() != MarketStatus::kActive || pool_.full())
+      continue;
     const Ticks zp = zero_price(m, p, mi);
     const uint32_t os = pool_.alloc();
     Order& o = pool_[os];
@@ -59,55 +88,73 @@ void Engine::liquidate_partial(Ctx& c, uint32_t slot) {
   }
   // The book could not bring it back above maintenance margin: the waterfall goes on now
   // rather than leaving an under-margined account waiting for liquidity.
-  if (health_of(margin(accounts_[slot])) >= Health::kPartialLiquidation) liquidate_full(c, slot);
+  if (health_of(bucket_margin(accounts_[slot], bucket)) >= Health::kPartialLiquidation) {
+    liquidate_full(c, slot, bucket);
+  } else if (bucket != kAllMarkets) {
+    end_isolated_liquidation(c, slot, bucket);  // closed by the book
+  }
 }
 
-void Engine::liquidate_full(Ctx& c, uint32_t slot) {
+void Engine::liquidate_full(Ctx& c, uint32_t slot, MarketId bucket) {
   ++risk_stats_.full_liquidations;
-  emit_risk(c, accounts_[slot], kAllMarkets, RiskEvent::kFullLiquidation, margin(accounts_[slot]),
-            0);
-  cancel_account_orders(c, slot, kAllMarkets, RemoveReason::kLiquidation);
+  start_liquidation(c, slot, bucket, RiskEvent::kFullLiquidation);
   // Positions in ascending unrealized PnL order (the fund takes the worst first), market id to
   // break ties.
   std::vector<std::pair<__int128, MarketId>> order;
   for (const Position& p : accounts_[slot].positions) {
-    if (p.size == 0) continue;
+    if (p.size == 0 || !in_bucket(p, bucket)) continue;
     const Market& m = markets_[p.market];
     order.emplace_back(m.notional(p.size, m.mark_price) - p.entry_notional, p.market);
   }
   std::sort(order.begin(), order.end());
   for (const auto& [upnl, mid] : order) {
     Account& a = accounts_[slot];
-    const MarginInfo mi = margin(a);
+    const MarginInfo mi = bucket_margin(a, bucket);
     Market& m = markets_[mid];
     const Ticks zp = zero_price(m, *a.position(mid), mi);
     if (!takeover(c, m, slot, zp)) deleverage(c, m, slot, zp);
   }
   // Flat now, at the zero prices: what is left below zero is rounding dust (a partial close's
   // cost basis rounds by < 1 micro-USDC). The insurance fund pays it from what it has (never going
-  // negative), the fee account the rest, so the account ends at zero.
+  // negative), the fee account the rest, so the bucket ends at zero.
   Account& a = accounts_[slot];
-  if (a.collateral < 0) {
+  if (bucket != kAllMarkets) {
+    end_isolated_liquidation(c, slot, bucket);
+  } else if (a.collateral < 0) {
     const Usdc deficit = -a.collateral;
-    Account& ins = *find_account(cfg_.insurance_account);
-    const __int128 ins_value = &ins == &a ? 0 : std::min<__int128>(ins.collateral, margin(ins).tav);
-    const Usdc from_ins = static_cast<Usdc>(std::clamp<__int128>(ins_value, 0, deficit));
-    if (from_ins > 0) {
-      ins.collateral -= from_ins;
-      emit_balance(c, ins, -from_ins, BalanceReason::kInsurance);
-      c.risk(static_cast<uint32_t>(&ins - accounts_.data()));
-    }
-    if (deficit > from_ins) {
-      Account& fee = accounts_[kFeeAccountSlot];
-      fee.collateral -= deficit - from_ins;
-      emit_balance(c, fee, from_ins - deficit, BalanceReason::kInsurance);
-      c.risk(kFeeAccountSlot);
-    }
+    cover_deficit(c, a, deficit);
     a.collateral = 0;
     emit_balance(c, a, deficit, BalanceReason::kInsurance);
-    risk_stats_.deficit_covered += deficit;
-    emit_risk(c, a, kAllMarkets, RiskEvent::kDeficitCovered, margin(a), deficit);
   }
+}
+
+void Engine::cover_deficit(Ctx& c, Account& a, Usdc deficit) {
+  Account& ins = *find_account(cfg_.insurance_account);
+  const __int128 ins_value = &ins == &a ? 0 : std::min<__int128>(ins.collateral, margin(ins).tav);
+  const Usdc from_ins = static_cast<Usdc>(std::clamp<__int128>(ins_value, 0, deficit));
+  if (from_ins > 0) {
+    ins.collateral -= from_ins;
+    emit_balance(c, ins, -from_ins, BalanceReason::kInsurance);
+    c.risk(static_cast<uint32_t>(&ins - accounts_.data()));
+  }
+  if (deficit > from_ins) {
+    Account& fee = accounts_[kFeeAccountSlot];
+    fee.collateral -= deficit - from_ins;
+    emit_balance(c, fee, from_ins - deficit, BalanceReason::kInsurance);
+    c.risk(kFeeAccountSlot);
+  }
+  risk_stats_.deficit_covered += deficit;
+  emit_risk(c, a, kAllMarkets, RiskEvent::kDeficitCovered, margin(a), deficit);
+}
+
+void Engine::release_isolated(Ctx& c, Account& a, Position& p, bool cover) {
+  if (p.size != 0) return;
+  if (p.allocated < 0 && cover) {
+    cover_deficit(c, a, -p.allocated);
+    p.allocated = 0;
+  }
+  a.collateral += p.allocated;
+  p.allocated = 0;
 }
 
 // The insurance fund takes the whole position at the zero price if it stays at or above its
@@ -147,7 +194,7 @@ std::vector<std::pair<uint32_t, AccountIndex>> Engine::adl_ranking(const Market&
     const __int128 value = m.notional(p.size, m.mark_price);
     const __int128 upnl = value - p.entry_notional;
     const __int128 ratio = upnl * 1'000'000 / std::max<__int128>(abs128(p.entry_notional), 1);
-    const __int128 tav = margin(o).tav;
+    const __int128 tav = p.isolated ? isolated(p).tav : margin(o).tav;
     const __int128 leverage = abs128(value) * 10'000 / std::max<__int128>(tav, 1);
     const __int128 score =
         ratio >= 0 ? ratio * leverage : ratio * 10'000 / std::max<__int128>(leverage, 1);

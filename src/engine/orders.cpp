@@ -252,8 +252,14 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
       const Usdc lf = static_cast<Usdc>(std::min<__int128>(m.notional(q, 1) * better, cap));
       if (lf > 0) {
         Account& ins = *find_account(cfg_.insurance_account);
-        taker.collateral -= lf;
-        emit_balance(c, taker, -lf, BalanceReason::kLiquidationFee);
+        Position& tp = *taker.position(m.id);
+        if (tp.isolated) {
+          tp.allocated -= lf;
+          emit_position(c, taker, tp);
+        } else {
+          taker.collateral -= lf;
+          emit_balance(c, taker, -lf, BalanceReason::kLiquidationFee);
+        }
         ins.collateral += lf;
         emit_balance(c, ins, lf, BalanceReason::kLiquidationFee);
       }
@@ -296,9 +302,28 @@ Lots Engine::fill_position(const Market& m, Position& p, Usdc& collateral, bool 
 void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Ticks price, Usdc fee) {
   Position& p = a.position_or_add(m.id);
   const Usdc coll_before = a.collateral;
-  m.open_interest += fill_position(m, p, a.collateral, is_buy, q, price);
+  const Lots before = p.size;
+  // An isolated position realizes its PnL into its own margin; fees come from cross collateral.
+  m.open_interest += fill_position(m, p, p.isolated ? p.allocated : a.collateral, is_buy, q, price);
   a.collateral -= fee;
   const uint32_t slot = static_cast<uint32_t>(&a - accounts_.data());
+  if (p.isolated) {
+    // What the fill opened brings its initial margin from cross collateral (reserved there while
+    // the order was open), as much as there is; a closed position hands its margin back.
+    const Lots opened = (before == 0 || (before > 0) != (p.size > 0))
+                            ? abs_lots(p.size)
+                            : std::max<Lots>(abs_lots(p.size) - abs_lots(before), 0);
+    if (opened > 0) {
+      const __int128 im = ceil_div(
+          m.notional(opened, price) * effective_imf(margin_market(m), p.imf), kFractionOne);
+      const Usdc move =
+          static_cast<Usdc>(std::clamp<__int128>(im, 0, std::max<Usdc>(a.collateral, 0)));
+      a.collateral -= move;
+      p.allocated += move;
+    }
+    if (p.size == 0 && !(c.liq_isolated_slot == slot && c.liq_isolated_market == m.id))
+      release_isolated(c, a, p, false);
+  }
   track_holder(m, slot, p);
   c.risk(slot);
   emit_position(c, a, p);

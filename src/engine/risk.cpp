@@ -115,10 +115,10 @@ void Engine::settle_funding(Ctx& c, Market& m, int64_t rate) {
                                     : static_cast<Usdc>(div_trunc(-amount, kRateOne));
       if (delta == 0) continue;
       (delta < 0 ? paid : received) += delta < 0 ? -delta : delta;
-      a.collateral += delta;
+      (p.isolated ? p.allocated : a.collateral) += delta;  // an isolated position pays its own
       p.funding_paid -= delta;
       emit_position(c, a, p);
-      emit_balance(c, a, delta, BalanceReason::kFunding);
+      if (!p.isolated) emit_balance(c, a, delta, BalanceReason::kFunding);
       c.risk(slot);
     }
   }
@@ -234,27 +234,40 @@ void Engine::unindex(uint32_t slot) {
 // by δ, every mark has moved by at most mark_eval·δ·e^δ ≤ 0.65·(slack / E)·mark_eval (each
 // step adds at least |Δmark| / mark to the drift), so TAV − MMR has fallen by at most
 // 0.65·slack: the account cannot be below maintenance margin before the index hands it back.
+// An isolated position is its own account in this argument (its TAV and MMR, its exposure alone).
 void Engine::reindex(uint32_t slot, const MarginInfo& mi) {
   Account& a = accounts_[slot];
+  auto exposure_of = [this](const Position& p) {
+    const Market& m = markets_[p.market];
+    return abs128(m.notional(p.size, m.mark_price)) * (kFractionOne + m.params.mmf);
+  };
+  auto distance = [](__int128 slack, __int128 exposure) {
+    const __int128 d = exposure > 0 ? slack * kDriftOne * kFractionOne / exposure : kMaxDistance;
+    return std::min(d, kMaxDistance) / 2;
+  };
   __int128 exposure = 0;
-  int n = 0;
+  int n = 0, open = 0;
   for (const Position& p : a.positions) {
     if (p.size == 0) continue;
-    const Market& m = markets_[p.market];
-    exposure += abs128(m.notional(p.size, m.mark_price)) * (kFractionOne + m.params.mmf);
+    ++open;
+    if (p.isolated) continue;
+    exposure += exposure_of(p);
     ++n;
   }
-  if (n == 0) {
+  if (open == 0) {
     unindex(slot);
     return;
   }
-  const __int128 slack = std::max<__int128>(mi.tav - mi.mmr - 2 * n, 0);
-  __int128 d = exposure > 0 ? slack * kDriftOne * kFractionOne / exposure : kMaxDistance;
-  d = std::min(d, kMaxDistance) / 2;
+  const __int128 d = distance(std::max<__int128>(mi.tav - mi.mmr - 2 * n, 0), exposure);
   for (Position& p : a.positions) {
     if (p.size == 0) continue;
     Market& m = markets_[p.market];
-    const int64_t key = m.drift + static_cast<int64_t>(d);
+    __int128 dist = d;
+    if (p.isolated) {
+      const MarginInfo own = isolated(p);
+      dist = distance(std::max<__int128>(own.tav - own.mmr - 2, 0), exposure_of(p));
+    }
+    const int64_t key = m.drift + static_cast<int64_t>(dist);
     if (key == p.risk_key) continue;
     if (p.risk_key != kNoRiskKey) m.risk_index.erase({p.risk_key, slot});
     m.risk_index.insert({key, slot});
@@ -295,25 +308,50 @@ void Engine::settle_risk(Ctx& c) {
     absl::InlinedVector<uint32_t, 4> under;
     for (uint32_t slot : batch) {
       ++risk_stats_.margin_checks;
-      const MarginInfo mi = margin(accounts_[slot]);
-      if (health_of(mi) >= Health::kPartialLiquidation) {
+      if (below_maintenance(accounts_[slot])) {
         under.push_back(slot);
       } else {
-        reindex(slot, mi);
+        reindex(slot, margin(accounts_[slot]));
       }
     }
     for (uint32_t slot : under) check_account(c, slot);
   }
 }
 
+// The cross bucket first, then each isolated position below maintenance, by market. A bucket
+// liquidated here comes back to the next round through its fills (re-checked, re-keyed).
 void Engine::check_account(Ctx& c, uint32_t slot) {
-  const MarginInfo mi = margin(accounts_[slot]);
-  switch (health_of(mi)) {
+  bool liquidated = false;
+  switch (health_of(margin(accounts_[slot]))) {
     case Health::kHealthy:
-    case Health::kPreLiquidation: reindex(slot, mi); return;
-    case Health::kPartialLiquidation: liquidate_partial(c, slot); return;
-    case Health::kFullLiquidation: liquidate_full(c, slot); return;
+    case Health::kPreLiquidation: break;
+    case Health::kPartialLiquidation:
+      liquidate_partial(c, slot, kAllMarkets);
+      liquidated = true;
+      break;
+    case Health::kFullLiquidation:
+      liquidate_full(c, slot, kAllMarkets);
+      liquidated = true;
+      break;
   }
+  absl::InlinedVector<MarketId, 4> isolated_under;
+  for (const Position& p : accounts_[slot].positions)
+    if (p.isolated && p.size != 0 && health_of(isolated(p)) >= Health::kPartialLiquidation)
+      isolated_under.push_back(p.market);
+  for (MarketId mid : isolated_under) {
+    const Position* p = accounts_[slot].position(mid);
+    if (p == nullptr || p->size == 0) continue;
+    const Health h = health_of(isolated(*p));
+    if (h == Health::kPartialLiquidation) {
+      liquidate_partial(c, slot, mid);
+    } else if (h == Health::kFullLiquidation) {
+      liquidate_full(c, slot, mid);
+    } else {
+      continue;
+    }
+    liquidated = true;
+  }
+  if (!liquidated) reindex(slot, margin(accounts_[slot]));
 }
 
 void Engine::rebuild_risk_indexes() {

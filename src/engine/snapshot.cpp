@@ -12,7 +12,8 @@
 namespace tachyon {
 
 namespace {
-constexpr uint32_t kMagic = 0x33474e45;      // "ENG3": TWAP orders
+constexpr uint32_t kMagic = 0x34474e45;      // "ENG4": isolated margin in positions
+constexpr uint32_t kEng3Magic = 0x33474e45;  // "ENG3": TWAP orders; positions without margin mode
 constexpr uint32_t kEng2Magic = 0x32474e45;  // "ENG2": funding, breaker, dead man's switch
 constexpr uint32_t kOldMagic = 0x31474e45;   // "ENG1"
 
@@ -34,6 +35,39 @@ struct SavedOrder {
 };
 static_assert(sizeof(SavedOrder) == 64);
 static_assert(std::is_trivially_copyable_v<Position> && std::is_trivially_copyable_v<ApiKey>);
+static_assert(sizeof(Position) == 88);
+
+// A position as ENG3 stored it (every position cross): loaded into today's layout.
+struct PositionEng3 {
+  Lots size;
+  Usdc entry_notional;
+  Usdc realized_pnl;
+  Lots buy_open;
+  Lots sell_open;
+  Bps4 imf;
+  uint32_t open_orders;
+  Usdc funding_paid;
+  uint32_t holder_pos;
+  int64_t risk_key;
+  MarketId market;
+};
+static_assert(sizeof(PositionEng3) == 80);
+
+Position from_eng3(const PositionEng3& o) {
+  Position p{};
+  p.size = o.size;
+  p.entry_notional = o.entry_notional;
+  p.realized_pnl = o.realized_pnl;
+  p.buy_open = o.buy_open;
+  p.sell_open = o.sell_open;
+  p.imf = o.imf;
+  p.open_orders = o.open_orders;
+  p.funding_paid = o.funding_paid;
+  p.holder_pos = o.holder_pos;
+  p.risk_key = o.risk_key;
+  p.market = o.market;
+  return p;
+}
 
 SavedOrder saved(const Order& o) {
   return SavedOrder{o.order_index, o.client_order_index, o.account, o.price,  o.remaining,
@@ -176,7 +210,8 @@ Status Engine::load(ByteSource& in, bool validate_after) {
     return bad(
         "format ENG2 was written by an older tachyon (before TWAP orders); start from a fresh "
         "data dir or replay its journal with this version");
-  if (magic != kMagic) return bad("bad magic");
+  if (magic != kMagic && magic != kEng3Magic) return bad("bad magic");
+  const bool eng3 = magic == kEng3Magic;
   if (pool_.live_count() != 0 || accounts_.size() > 2) return bad("load needs a fresh engine");
   accounts_.clear();
   account_slot_.clear();
@@ -230,7 +265,8 @@ Status Engine::load(ByteSource& in, bool validate_after) {
     a.cancel_all_at_ms = in.pod<int64_t>();
     const uint32_t np = in.pod<uint32_t>();
     if (np > kMaxMarkets) return bad("position count");
-    for (uint32_t k = 0; k < np; ++k) a.positions.push_back(in.pod<Position>());
+    for (uint32_t k = 0; k < np; ++k)
+      a.positions.push_back(eng3 ? from_eng3(in.pod<PositionEng3>()) : in.pod<Position>());
     const uint32_t nk = in.pod<uint32_t>();
     if (nk > kMaxApiKeys) return bad("key count");
     for (uint32_t k = 0; k < nk; ++k) a.keys.push_back(in.pod<ApiKey>());
@@ -415,11 +451,12 @@ Status Engine::load(ByteSource& in, bool validate_after) {
       tail = s;
     }
   }
-  if (in.pod<uint32_t>() != kMagic || in.failed() || in.remaining() != 0)
+  if (in.pod<uint32_t>() != magic || in.failed() || in.remaining() != 0)
     return bad("truncated or trailing bytes");
   for (const Account& a : accounts_) {
     for (const Position& p : a.positions) {
       if (p.market >= kMaxMarkets || !markets_[p.market].exists) return bad("position market");
+      if (p.isolated > 1) return bad("position margin mode");
     }
   }
   rebuild_risk_indexes();

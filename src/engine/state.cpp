@@ -18,6 +18,24 @@ MarginInfo Engine::margin_with(const Account& a, MarketId mid, Lots extra_buy, L
 
 MarginInfo Engine::margin(const Account& a) const { return margin_with(a, 0, 0, 0, nullptr); }
 
+MarginInfo Engine::isolated(const Position& p) const {
+  return isolated_margin(margin_market(markets_[p.market]), p);
+}
+
+MarginInfo Engine::bucket_margin(const Account& a, MarketId bucket) const {
+  if (bucket == kAllMarkets) return margin(a);
+  const Position* p = a.position(bucket);
+  return p != nullptr && p->isolated ? isolated(*p) : MarginInfo{};
+}
+
+bool Engine::below_maintenance(const Account& a) const {
+  if (health_of(margin(a)) >= Health::kPartialLiquidation) return true;
+  for (const Position& p : a.positions)
+    if (p.isolated && p.size != 0 && health_of(isolated(p)) >= Health::kPartialLiquidation)
+      return true;
+  return false;
+}
+
 // An order is accepted when the account stays at or above initial margin with the order counted,
 // or when the order does not raise the requirement (it can only reduce risk).
 Reject Engine::check_order_margin(const Account& a, const Market& m, bool is_ask, Lots size) const {
@@ -129,6 +147,10 @@ uint64_t Engine::state_hash() const {
       for (int64_t v : {int64_t{p.market}, p.size, p.entry_notional, p.realized_pnl, p.buy_open,
                         p.sell_open, int64_t{p.imf}, int64_t{p.open_orders}, p.funding_paid})
         h.add_i(v);
+      if (p.isolated) {  // cross positions hash as before isolated margin existed
+        h.add(p.isolated);
+        h.add_i(p.allocated);
+      }
     }
     for (const ApiKey& k : a.keys) {
       h.add(k.index);
@@ -239,8 +261,7 @@ std::string Engine::validate() const {
           !markets_[p.market].risk_index.contains({p.risk_key, static_cast<uint32_t>(slot)}))
         return fail("liquidation index entry missing");
     }
-    const MarginInfo mi = margin(accounts_[slot]);
-    if (health_of(mi) >= Health::kPartialLiquidation)
+    if (below_maintenance(accounts_[slot]))
       return fail("account " + std::to_string(accounts_[slot].index) +
                   " below maintenance margin after the risk pass");
   }
@@ -255,8 +276,10 @@ std::string Engine::validate() const {
     if (n != acc.open_orders) return fail("account open order count");
     money += acc.collateral;
     for (const Position& p : acc.positions) {
-      money -= p.entry_notional;
+      money += p.allocated - p.entry_notional;
       if (p.size == 0 && p.entry_notional != 0) return fail("flat position with a cost basis");
+      if ((p.size == 0 || !p.isolated) && p.allocated != 0)
+        return fail("isolated margin on a flat or cross position");
       Lots buy = 0, sell = 0;
       uint32_t cnt = 0;
       for (uint32_t s = acc.order_head; s != kNoSlot; s = pool_[s].acct_next) {
@@ -270,7 +293,8 @@ std::string Engine::validate() const {
     }
   }
   if (money != static_cast<__int128>(total_deposits_) - total_withdrawals_)
-    return fail("money not conserved: sum(collateral - entry) != deposits - withdrawals");
+    return fail(
+        "money not conserved: sum(collateral + allocated - entry) != deposits - withdrawals");
   return {};
 }
 

@@ -236,6 +236,8 @@ void ReadSide::apply(const StateUpdate& u) {
       it->realized_pnl = u.position.realized_pnl;
       it->imf = u.position.imf;
       it->funding_paid = u.position.funding_paid;
+      it->allocated = u.position.allocated;
+      it->isolated = u.position.margin_mode;
       s.view.engine_ts_ns = u.time_ns;
       touch(s);
       break;

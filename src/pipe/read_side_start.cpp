@@ -142,7 +142,7 @@ void ReadSide::seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size
     for (const Position& p : a.positions) {
       v->positions.push_back(PositionView{p.market, p.size, p.entry_notional, p.realized_pnl,
                                           p.buy_open, p.sell_open, p.imf, p.open_orders,
-                                          p.funding_paid});
+                                          p.funding_paid, p.allocated, p.isolated});
     }
     orders.clear();
     for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next) {

@@ -4,6 +4,7 @@
 // the trade channel's liquidation_trades. Every wait is on a pushed frame, with a deadline.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include "api/api_support.hpp"
@@ -165,6 +166,63 @@ TEST(RiskApi, a_liquidation_shows_in_liquidation_trades) {
   // zero price by far more) = 159.20 USDC
   EXPECT_NE(acct.find("\"positions\":[]"), std::string::npos) << acct;
   EXPECT_EQ(field(acct, "collateral"), "159.200000") << acct;
+  EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
+// Isolated margin over sendTx: UpdateLeverage margin mode 1, a fill that moves the initial margin
+// into the position, UpdateMargin in (accepted) and out (refused by the dry-run), /account showing
+// margin_mode and allocated_margin, and a crash that liquidates the position alone.
+TEST(RiskApi, an_isolated_position_over_rest_risks_only_its_allocated_margin) {
+  Server s;
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader maker(3), t(4);
+  ASSERT_EQ(s.deposit(maker.account, 1'000'000'000'000, maker.pk).status, 200);
+  ASSERT_EQ(s.deposit(t.account, 1'000'000'000, t.pk).status, 200);  // 1,000 USDC
+  auto user_tx = [&](TxType type) {
+    Tx tx;
+    tx.h.type = type;
+    tx.h.account = t.account;
+    tx.h.nonce = t.nonce++;
+    return tx;
+  };
+  Tx lev = user_tx(TxType::kUpdateLeverage);
+  lev.leverage.market = 0;
+  lev.leverage.imf = 1000;  // 10x
+  lev.leverage.margin_mode = 1;
+  ASSERT_EQ(s.send(lev, t.sk).status, 200);
+  ASSERT_EQ(s.send(maker.order(0, true, 10'000, 300'000), maker.sk).status, 200);
+  ASSERT_EQ(s.send(t.order(0, false, 10'000, 300'000, TimeInForce::kIoc), t.sk).status, 200);
+  ASSERT_EQ(s.send(maker.order(0, false, 10'000, 290'000), maker.sk).status, 200);
+  // 1,000 − 0.90 taker fee − 300 initial margin (1 ETH × 3000.00 × 10%) moved into the position
+  auto account = [&] { return s.get("/api/v1/account?by=index&value=4").body; };
+  std::string acct = account();
+  EXPECT_EQ(field(acct, "collateral"), "699.100000") << acct;
+  EXPECT_EQ(field(acct, "margin_mode"), "1") << acct;
+  EXPECT_EQ(field(acct, "allocated_margin"), "300.000000") << acct;
+  Tx add = user_tx(TxType::kUpdateMargin);
+  add.margin.market = 0;
+  add.margin.direction = kMarginAdd;
+  add.margin.amount = 50'000'000;
+  EXPECT_EQ(s.send(add, t.sk).status, 200);
+  Tx out = user_tx(TxType::kUpdateMargin);
+  out.margin.market = 0;
+  out.margin.direction = kMarginRemove;
+  out.margin.amount = 400'000'000;  // more than the position holds
+  EXPECT_EQ(field(s.send(out, t.sk).body, "code"), "21739");
+  --t.nonce;  // refused by the dry-run: the nonce was not used
+  acct = account();
+  EXPECT_EQ(field(acct, "collateral"), "649.100000") << acct;
+  EXPECT_EQ(field(acct, "allocated_margin"), "350.000000") << acct;
+  // index 2600.00: the position's value is 350 − 400 < 0, far under its close-out requirement;
+  // it is closed at its bankruptcy price and the cross collateral stays as it was.
+  ASSERT_EQ(s.op(set_index(0, 260'000)).status, 200);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (account().find("\"positions\":[]") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+  }
+  acct = account();
+  EXPECT_NE(acct.find("\"positions\":[]"), std::string::npos) << acct;
+  EXPECT_EQ(field(acct, "collateral"), "649.100000") << acct;
   EXPECT_EQ(s.stop(), 0) << s.log();
 }
 

@@ -26,11 +26,11 @@ std::vector<uint8_t> enc(const StateUpdate& u) {
 }
 
 constexpr TxType kAllTx[] = {
-    TxType::kDeposit,       TxType::kCreateMarket,    TxType::kUpdateMarket,
-    TxType::kSetIndexPrice, TxType::kChangePubKey,    TxType::kCreateSubAccount,
-    TxType::kTransfer,      TxType::kWithdraw,        TxType::kCreateOrder,
-    TxType::kCancelOrder,   TxType::kCancelAllOrders, TxType::kModifyOrder,
-    TxType::kUpdateLeverage};
+    TxType::kDeposit,        TxType::kCreateMarket,    TxType::kUpdateMarket,
+    TxType::kSetIndexPrice,  TxType::kChangePubKey,    TxType::kCreateSubAccount,
+    TxType::kTransfer,       TxType::kWithdraw,        TxType::kCreateOrder,
+    TxType::kCancelOrder,    TxType::kCancelAllOrders, TxType::kModifyOrder,
+    TxType::kUpdateLeverage, TxType::kUpdateMargin};
 constexpr UpdateType kAllUpdates[] = {
     UpdateType::kTxResult,     UpdateType::kOrderAdded, UpdateType::kOrderReduced,
     UpdateType::kOrderRemoved, UpdateType::kTrade,      UpdateType::kPosition,
@@ -69,7 +69,8 @@ TEST(Codec, every_tx_type_round_trips_field_for_field) {
                                b.cancel(5, 14, 0, kFirstOrderIndex + 3),
                                b.cancel_all(5, 15, 2),
                                b.modify(5, 16, 0, 9, 5, 6),
-                               b.leverage(5, 17, 0, 250)};
+                               b.leverage(5, 17, 0, 250, 1),
+                               b.update_margin(5, 18, 0, kMarginAdd, 1'234'567)};
   ASSERT_EQ(txs.size(), std::size(kAllTx));
   for (const Tx& tx : txs) {
     const auto bytes = enc(tx);

@@ -1,12 +1,14 @@
 // A randomized market simulation (issue 7): thousands of accounts trading two markets at up to the
 // maximum leverage against volatile oracle prices (random walk plus jumps), with funding ticks,
-// leverage changes, withdrawals, transfers and dead man's switches. After every tx:
-//   - money is conserved to the micro-USDC: Σ collateral − Σ cost basis over every account
-//     (fee account and insurance fund included), kept from the engine's own update stream,
-//     equals deposits − withdrawals;
+// leverage and margin mode changes, isolated margin moved in and out, withdrawals, transfers and
+// dead man's switches. After every tx:
+//   - money is conserved to the micro-USDC: Σ collateral + Σ isolated margin − Σ cost basis over
+//     every account (fee account and insurance fund included), kept from the engine's own update
+//     stream, equals deposits − withdrawals;
 //   - open interest is balanced: Σ longs = Σ shorts = the market's open interest;
-//   - every account the tx touched is at or above maintenance margin once the risk pass is done
-//     (so none is left below close-out), and the insurance fund's account value is not negative;
+//   - every account the tx touched is at or above maintenance margin once the risk pass is done,
+//     its cross margin and each isolated position's own (so none is left below close-out), and
+//     the insurance fund's account value is not negative;
 //   - no book is crossed.
 // Every 50k txs and at the end the engine's full validate() runs, a snapshot round trip
 // reproduces the state hash, and two runs of the same seed end with the same state hash.
@@ -53,6 +55,10 @@ class MirrorSink final : public UpdateSink {
         const auto key = std::make_pair(u.position.account, u.position.market);
         auto& [size, entry] = positions[key];
         money -= u.position.entry_notional - entry;
+        Usdc& alloc = allocated[key];
+        money += u.position.allocated - alloc;
+        alloc = u.position.allocated;
+        isolated_updates += u.position.margin_mode;
         Lots& longs = long_sum[u.position.market];
         Lots& shorts = short_sum[u.position.market];
         (size > 0 ? longs : shorts) -= size > 0 ? size : -size;
@@ -63,6 +69,11 @@ class MirrorSink final : public UpdateSink {
         break;
       }
       case UpdateType::kTrade: ++trades[static_cast<int>(u.trade.kind)]; break;
+      case UpdateType::kRisk:  // a liquidation of one isolated position names its market
+        isolated_liquidations +=
+            u.risk.market != kAllMarkets && (u.risk.event == RiskEvent::kPartialLiquidation ||
+                                             u.risk.event == RiskEvent::kFullLiquidation);
+        break;
       case UpdateType::kOrderAdded:
       case UpdateType::kOrderReduced:
       case UpdateType::kOrderRemoved:
@@ -78,6 +89,9 @@ class MirrorSink final : public UpdateSink {
   __int128 money = 0;  // Σ collateral − Σ entry notional
   std::map<AccountIndex, Usdc> collateral;
   std::map<std::pair<AccountIndex, MarketId>, std::pair<Lots, Usdc>> positions;
+  std::map<std::pair<AccountIndex, MarketId>, Usdc> allocated;
+  uint64_t isolated_updates = 0;  // position updates of isolated positions
+  uint64_t isolated_liquidations = 0;
   std::map<MarketId, Lots> long_sum, short_sum;
   std::vector<AccountIndex> touched;
   std::vector<MarketId> books;
@@ -94,6 +108,7 @@ struct SimResult {
   int64_t funding_payments = 0;
   uint64_t triggered = 0;
   uint64_t twap_slices = 0;
+  uint64_t isolated_updates = 0, isolated_liquidations = 0;
   std::string failure;
 };
 
@@ -249,10 +264,19 @@ SimResult run_sim(uint64_t seed, int64_t txs) {
       tx.funding.market = kAllMarkets;
     } else if (roll < 910) {
       const AccountIndex a = kFirst + static_cast<AccountIndex>(rng.below(kAccounts));
-      tx = b.leverage(a, nonce(a), m, static_cast<Bps4>(rng.range(200, 2000)));
+      // the margin mode flips now and then (refused while a position or order is open there)
+      const Position* p = e.account(a)->position(m);
+      const uint8_t mode = (p != nullptr && p->isolated) != rng.chance(40);
+      tx = b.leverage(a, nonce(a), m, static_cast<Bps4>(rng.range(200, 2000)), mode);
     } else if (roll < 940) {
       const AccountIndex a = kFirst + static_cast<AccountIndex>(rng.below(kAccounts));
-      tx = b.withdraw(a, nonce(a), rng.range(1, 2'000) * 1'000'000);
+      const Position* p = e.account(a)->position(m);
+      if (p != nullptr && p->isolated && rng.chance(70)) {  // isolated margin in or out
+        tx = b.update_margin(a, nonce(a), m, rng.chance(50) ? kMarginAdd : kMarginRemove,
+                             rng.range(1, 2'000) * 1'000'000);
+      } else {
+        tx = b.withdraw(a, nonce(a), rng.range(1, 2'000) * 1'000'000);
+      }
     } else if (roll < 970) {
       const AccountIndex a = kFirst + static_cast<AccountIndex>(rng.below(kAccounts));
       const AccountIndex to = kFirst + static_cast<AccountIndex>(rng.below(kAccounts));
@@ -278,8 +302,7 @@ SimResult run_sim(uint64_t seed, int64_t txs) {
     }
     // every touched account is above maintenance margin, the fund's value is not negative
     for (AccountIndex a : sink.touched) {
-      const MarginInfo mi = e.margin(*e.account(a));
-      if (health_of(mi) >= Health::kPartialLiquidation)
+      if (e.below_maintenance(*e.account(a)))
         return fail("account " + std::to_string(a) + " left under maintenance margin", i);
     }
     if (const MarginInfo ins = e.margin(*e.account(1)); ins.tav < 0) {
@@ -313,6 +336,8 @@ SimResult run_sim(uint64_t seed, int64_t txs) {
   for (int k = 0; k < 4; ++k) res.trades[k] = sink.trades[k];
   res.triggered = sink.triggered;
   res.twap_slices = sink.twap_slices;
+  res.isolated_updates = sink.isolated_updates;
+  res.isolated_liquidations = sink.isolated_liquidations;
   return res;
 }
 
@@ -331,6 +356,8 @@ TEST(RiskSimulation, volatile_markets_keep_money_open_interest_and_margin_invari
       (unsigned long long)a.risk.full_liquidations, (unsigned long long)a.risk.funding_payments,
       (long long)a.risk.deficit_covered, (unsigned long long)a.risk.margin_checks,
       (unsigned long long)a.triggered, (unsigned long long)a.twap_slices);
+  std::printf("simulation: %llu isolated position updates, %llu isolated liquidations\n",
+              (unsigned long long)a.isolated_updates, (unsigned long long)a.isolated_liquidations);
   // The simulation must reach every part of the waterfall, or it proves nothing.
   EXPECT_GT(a.trades[1], 0u) << "no liquidation fill";
   EXPECT_GT(a.risk.full_liquidations, 0u);
@@ -338,6 +365,8 @@ TEST(RiskSimulation, volatile_markets_keep_money_open_interest_and_margin_invari
   EXPECT_GT(a.risk.funding_payments, 0u);
   EXPECT_GT(a.triggered, 0u);
   EXPECT_GT(a.twap_slices, 0u);
+  EXPECT_GT(a.isolated_updates, 0u);
+  EXPECT_GT(a.isolated_liquidations, 0u);
   // deterministic: the same seed gives the same state
   const SimResult b = run_sim(seed, txs);
   ASSERT_TRUE(b.failure.empty()) << b.failure;

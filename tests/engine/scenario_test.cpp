@@ -450,10 +450,10 @@ TEST_F(Scenario, leverage_rejects_and_effect_on_margin) {
        [&] { return b.leverage(kAlice, N(kAlice), kEth, 199); }, Reject::kInvalidLeverage},
       {"imf above 100%", [&] { return b.leverage(kAlice, N(kAlice), kEth, 10001); },
        Reject::kInvalidLeverage},
-      {"isolated margin",
+      {"margin mode 2 (only 0 cross and 1 isolated exist)",
        [&] {
          auto t = b.leverage(kAlice, N(kAlice), kEth, 500);
-         t.leverage.margin_mode = 1;
+         t.leverage.margin_mode = 2;
          return t;
        },
        Reject::kUnsupportedMarginMode},

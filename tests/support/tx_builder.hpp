@@ -145,10 +145,19 @@ class TxBuilder {
     tx.change_key.pubkey.fill(fill_byte);
     return tx;
   }
-  Tx leverage(AccountIndex a, int64_t nonce, MarketId m, Bps4 imf) {
+  Tx leverage(AccountIndex a, int64_t nonce, MarketId m, Bps4 imf, uint8_t margin_mode = 0) {
     Tx tx = user(TxType::kUpdateLeverage, a, nonce);
     tx.leverage.market = m;
     tx.leverage.imf = imf;
+    tx.leverage.margin_mode = margin_mode;
+    return tx;
+  }
+  // Isolated margin in (kMarginAdd) or out (kMarginRemove) of the position on market m.
+  Tx update_margin(AccountIndex a, int64_t nonce, MarketId m, uint8_t direction, Usdc amount) {
+    Tx tx = user(TxType::kUpdateMargin, a, nonce);
+    tx.margin.market = m;
+    tx.margin.direction = direction;
+    tx.margin.amount = amount;
     return tx;
   }
 

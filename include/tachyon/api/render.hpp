@@ -37,8 +37,9 @@ void write_user_stats(JsonWriter& w, const pipe::AccountView& a, const MarketLoo
 void write_candle(JsonWriter& w, const pipe::Candle& c, const pipe::MarketView& m);
 
 struct AccountFigures {
-  __int128 tav = 0, imr = 0, mmr = 0, position_value = 0;
+  __int128 tav = 0, imr = 0, mmr = 0, position_value = 0;  // tav, imr, mmr: the cross bucket
   __int128 available = 0;
+  __int128 isolated_tav = 0, isolated_imr = 0;  // Σ over isolated positions
 };
 AccountFigures account_figures(const pipe::AccountView& a, const MarketLookup& markets);
 // One position; `f` are the account's figures (account_figures), computed once per account.

@@ -29,6 +29,10 @@ enum class Reject : uint16_t {
   kInvalidAsset = 21124,
   kInvalidLeverage = 21125,
   kUnsupportedMarginMode = 21126,
+  kMarginModeLocked = 21127,  // a position or open order in the market
+  kNotIsolated = 21128,       // UpdateMargin on a cross (or flat) position
+  kInvalidMarginDirection = 21129,
+  kCrossOnlyAccount = 21130,  // the fee and insurance accounts
   // tx level: 215xx
   kInvalidTxInfo = 21501,
   kUnsupportedTxType = 21505,

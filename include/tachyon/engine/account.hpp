@@ -19,11 +19,16 @@ struct Position {
   Bps4 imf;             // per-account initial margin fraction, 0 = market default
   uint32_t open_orders;
   Usdc funding_paid;  // cumulative: > 0 paid, < 0 received
+  // Isolated margin (margin mode 1): the position's own collateral, outside the account's cross
+  // collateral. Realized PnL, funding and liquidation fees of an isolated position land here; it
+  // goes back to cross collateral when the position is closed.
+  Usdc allocated;
   // Derived (rebuilt by load(), outside the hash): where this account sits in the market's
   // holder list and liquidation index.
   uint32_t holder_pos;  // kNoSlot: flat
   int64_t risk_key;     // key in Market::risk_index, kNoRiskKey if not indexed
   MarketId market;
+  uint8_t isolated;  // margin mode: 0 cross, 1 isolated
 };
 
 inline constexpr int64_t kNoRiskKey = INT64_MIN;

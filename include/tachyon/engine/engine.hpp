@@ -76,7 +76,11 @@ class Engine {
   const Order* order(OrderIndex id) const;
   const OrderPool& orders() const { return pool_; }
   const AccountVector& accounts() const { return accounts_; }
-  MarginInfo margin(const Account& a) const;
+  MarginInfo margin(const Account& a) const;  // the cross bucket
+  // An isolated position's own bucket: its allocated margin and its position.
+  MarginInfo isolated(const Position& p) const;
+  // The cross bucket or any isolated one below maintenance margin.
+  bool below_maintenance(const Account& a) const;
   int64_t operator_next_nonce() const { return operator_nonce_; }
   Usdc total_deposits() const { return total_deposits_; }
   Usdc total_withdrawals() const { return total_withdrawals_; }
@@ -117,6 +121,7 @@ class Engine {
   Reject cancel_all(const Tx& tx, Ctx& c);
   Reject modify_order(const Tx& tx, Ctx& c, OrderIndex& out);
   Reject update_leverage(const Tx& tx, Ctx& c);
+  Reject update_margin(const Tx& tx, Ctx& c);
   Reject funding_tick(const Tx& tx, Ctx& c);
   Reject set_market_status(const Tx& tx, Ctx& c);
 
@@ -134,8 +139,19 @@ class Engine {
   void unindex(uint32_t account_slot);
   void settle_risk(Ctx& c);  // marks, then every account the tx may have made unhealthy
   void check_account(Ctx& c, uint32_t slot);
-  void liquidate_partial(Ctx& c, uint32_t slot);
-  void liquidate_full(Ctx& c, uint32_t slot);
+  // Liquidation of one margin bucket: kAllMarkets for the cross positions, else the isolated
+  // position on that market.
+  void liquidate_partial(Ctx& c, uint32_t slot, MarketId bucket);
+  void liquidate_full(Ctx& c, uint32_t slot, MarketId bucket);
+  MarginInfo bucket_margin(const Account& a, MarketId bucket) const;
+  void start_liquidation(Ctx& c, uint32_t slot, MarketId bucket, RiskEvent event);
+  void end_isolated_liquidation(Ctx& c, uint32_t slot, MarketId bucket);
+  // Bad debt: the insurance fund pays what it has (never going negative), the fee account the
+  // rest.
+  void cover_deficit(Ctx& c, Account& a, Usdc deficit);
+  // A closed isolated position's allocated margin goes back to cross collateral (a deficit is
+  // covered first when `cover` is set: a liquidation's bad debt).
+  void release_isolated(Ctx& c, Account& a, Position& p, bool cover);
   bool takeover(Ctx& c, Market& m, uint32_t slot, Ticks zp);
   void deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp);
   std::vector<std::pair<uint32_t, AccountIndex>> adl_ranking(const Market& m, bool longs) const;

@@ -50,10 +50,16 @@ struct MarketMargin {
 
 inline __int128 abs128(__int128 v) { return v < 0 ? -v : v; }
 
+// The initial margin fraction in force: the account's setting (never below the market's
+// minimum), or the market default.
+inline Bps4 effective_imf(const MarginMarket& m, Bps4 user_imf) {
+  return user_imf != 0 ? std::max(user_imf, m.min_imf) : m.default_imf;
+}
+
 inline MarketMargin market_margin(const MarginMarket& m, Lots size, Usdc entry, Lots buy_open,
                                   Lots sell_open, Bps4 user_imf) {
   const __int128 unit = static_cast<__int128>(m.mark) * m.quote_multiplier;
-  const Bps4 imf = user_imf != 0 ? std::max(user_imf, m.min_imf) : m.default_imf;
+  const Bps4 imf = effective_imf(m, user_imf);
   // Open orders count as if filled on their worst side.
   const __int128 worst = std::max(abs128(static_cast<__int128>(size) + buy_open),
                                   abs128(static_cast<__int128>(size) - sell_open));
@@ -62,9 +68,20 @@ inline MarketMargin market_margin(const MarginMarket& m, Lots size, Usdc entry, 
                       ceil_div(abs128(size) * unit * m.cmf, kFractionOne)};
 }
 
-// Margin of an account with extra open size on market `mid` (negative: a modify that shrinks).
-// `positions` holds elements with market, size, entry_notional, buy_open, sell_open and imf;
-// `market_of(MarketId)` returns the MarginMarket. imr_without: the IMR without the extra size.
+// An isolated position is its own margin account: its allocated margin is its collateral and
+// only its own position counts (its open orders are reserved from cross margin until they fill).
+template <typename Position>
+MarginInfo isolated_margin(const MarginMarket& m, const Position& p) {
+  const MarketMargin mm = market_margin(m, p.size, p.entry_notional, 0, 0, p.imf);
+  return MarginInfo{p.allocated + mm.upnl, mm.imr, mm.mmr, mm.cmr};
+}
+
+// Margin of an account's cross bucket with extra open size on market `mid` (negative: a modify
+// that shrinks). `positions` holds elements with market, size, entry_notional, buy_open,
+// sell_open, imf, isolated and allocated; `market_of(MarketId)` returns the MarginMarket.
+// imr_without: the IMR without the extra size. Isolated positions add only what their open
+// orders need beyond the position itself (the position is covered by its allocated margin; a
+// fill moves the initial margin of what it opens from cross collateral into it).
 template <typename Positions, typename MarketOf>
 MarginInfo account_margin(Usdc collateral, const Positions& positions, MarketOf&& market_of,
                           MarketId mid, Lots extra_buy, Lots extra_sell, __int128* imr_without) {
@@ -75,6 +92,17 @@ MarginInfo account_margin(Usdc collateral, const Positions& positions, MarketOf&
   for (const auto& p : positions) {
     const MarginMarket m = market_of(p.market);
     MarketMargin mm = market_margin(m, p.size, p.entry_notional, p.buy_open, p.sell_open, p.imf);
+    if (p.isolated) {
+      const __int128 own = market_margin(m, p.size, p.entry_notional, 0, 0, p.imf).imr;
+      without += std::max<__int128>(mm.imr - own, 0);
+      if (p.market == mid) {
+        seen = true;
+        mm = market_margin(m, p.size, p.entry_notional, p.buy_open + extra_buy,
+                           p.sell_open + extra_sell, p.imf);
+      }
+      mi.imr += std::max<__int128>(mm.imr - own, 0);
+      continue;
+    }
     mi.tav += mm.upnl;
     mi.mmr += mm.mmr;
     mi.cmr += mm.cmr;

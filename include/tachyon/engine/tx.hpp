@@ -25,6 +25,7 @@ enum class TxType : uint8_t {
   kModifyOrder = 17,
   kUpdateLeverage = 20,
   kCreateGroupedOrders = 28,
+  kUpdateMargin = 29,
   kSetIndexPrice = 60,    // operator: oracle index price
   kFundingTick = 61,      // internal (the server's clock): premium sample, payment when due
   kSetMarketStatus = 62,  // operator: halt / resume / post-only / reduce-only by hand
@@ -217,7 +218,16 @@ struct ModifyOrderTx {
 struct UpdateLeverageTx {
   MarketId market;
   Bps4 imf;
-  uint8_t margin_mode;  // 0 cross (1 isolated: not supported yet)
+  uint8_t margin_mode;  // 0 cross, 1 isolated (only while the market holds no position or order)
+};
+
+// Moves USDC between the account's cross collateral and its isolated position on `market`.
+inline constexpr uint8_t kMarginRemove = 0;
+inline constexpr uint8_t kMarginAdd = 1;
+struct UpdateMarginTx {
+  MarketId market;
+  uint8_t direction;  // kMarginRemove / kMarginAdd
+  Usdc amount;        // micro-USDC, > 0
 };
 
 struct Tx {
@@ -237,6 +247,7 @@ struct Tx {
     CancelAllOrdersTx cancel_all;
     ModifyOrderTx modify;
     UpdateLeverageTx leverage;
+    UpdateMarginTx margin;
     CreateGroupedOrdersTx grouped;
   };
   // Zeroed whole, padding included, so equal txs are equal bytes (codec, signatures).

@@ -58,9 +58,10 @@ enum class BalanceReason : uint8_t {
   kFee = 4,
   kRealizedPnl = 5,
   kTrade = 6,
-  kFunding = 7,         // funding payment (either way)
-  kLiquidationFee = 8,  // liquidated account → insurance fund
-  kInsurance = 9,       // insurance fund covers a bankrupt account's deficit
+  kFunding = 7,          // funding payment (either way)
+  kLiquidationFee = 8,   // liquidated account → insurance fund
+  kInsurance = 9,        // insurance fund covers a bankrupt account's deficit
+  kIsolatedMargin = 10,  // moved between cross collateral and an isolated position's margin
 };
 
 // What kind of trade: a match in the book, or a risk transfer of the liquidation waterfall.
@@ -124,8 +125,10 @@ struct PositionUpdate {
   Usdc entry_notional;  // signed cost basis
   Usdc realized_pnl;    // cumulative
   MarketId market;
-  Bps4 imf;           // the account's initial margin fraction here, 0 = market default
-  Usdc funding_paid;  // cumulative funding paid (> 0) or received (< 0) on this position
+  Bps4 imf;             // the account's initial margin fraction here, 0 = market default
+  Usdc funding_paid;    // cumulative funding paid (> 0) or received (< 0) on this position
+  Usdc allocated;       // isolated margin of the position (0 when cross)
+  uint8_t margin_mode;  // 0 cross, 1 isolated
 };
 
 struct BalanceUpdate {

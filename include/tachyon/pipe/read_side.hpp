@@ -108,6 +108,8 @@ struct PositionView {
   Bps4 imf = 0;  // 0: the market default
   uint32_t open_orders = 0;
   Usdc funding_paid = 0;  // cumulative, > 0 paid
+  Usdc allocated = 0;     // isolated margin (0 when cross)
+  uint8_t isolated = 0;   // margin mode: 0 cross, 1 isolated
 };
 
 struct KeyView {
