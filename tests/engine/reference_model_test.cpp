@@ -21,8 +21,14 @@ class TradeSink final : public UpdateSink {
       fills.push_back(RefFill{t.maker_order, t.taker_order, t.maker, t.taker, t.price, t.size,
                               t.maker_fee, t.taker_fee});
     }
+    if (u.type == UpdateType::kPosition) isolated_updates += u.position.margin_mode;
+    if (u.type == UpdateType::kRisk)  // a liquidation of one isolated position names its market
+      isolated_liquidations +=
+          u.risk.market != kAllMarkets && (u.risk.event == RiskEvent::kPartialLiquidation ||
+                                           u.risk.event == RiskEvent::kFullLiquidation);
   }
   std::vector<RefFill> fills;
+  uint64_t isolated_updates = 0, isolated_liquidations = 0;
 };
 
 int64_t env_or(const char* name, int64_t fallback) {
@@ -33,6 +39,8 @@ int64_t env_or(const char* name, int64_t fallback) {
 struct RunStats {
   uint64_t txs = 0, accepted = 0, fills = 0;
   uint64_t partial = 0, full = 0, takeovers = 0, deleverages = 0;
+  uint64_t margin_moves = 0;  // accepted UpdateMargin txs
+  uint64_t isolated_updates = 0, isolated_liquidations = 0;
 };
 
 // Runs one seeded stream through both implementations; false (with a message) on divergence.
@@ -66,6 +74,7 @@ struct RunStats {
     ++stats.txs;
     stats.accepted += a.ok();
     stats.fills += sink.fills.size();
+    stats.margin_moves += a.ok() && tx.h.type == TxType::kUpdateMargin;
     auto where = [&] {
       return "seed " + std::to_string(seed) + " step " + std::to_string(i) + " tx type " +
              std::to_string(int(tx.h.type)) + ": ";
@@ -88,13 +97,16 @@ struct RunStats {
   struct Count {  // the liquidations this seed saw, added to the stats however it ends
     RunStats& s;
     const Engine& e;
+    const TradeSink& sink;
     ~Count() {
+      s.isolated_updates += sink.isolated_updates;
+      s.isolated_liquidations += sink.isolated_liquidations;
       s.partial += e.risk_stats().partial_liquidations;
       s.full += e.risk_stats().full_liquidations;
       s.takeovers += e.risk_stats().takeovers;
       s.deleverages += e.risk_stats().deleverages;
     }
-  } count{stats, fast};
+  } count{stats, fast, sink};
   int64_t i = 0;
   for (const Tx& tx : stream.genesis()) {
     if (auto r = step(tx, i++); !r) return r;
@@ -139,15 +151,21 @@ TEST(ReferenceModel, liquidations_match_the_naive_reference_under_volatile_price
     ASSERT_TRUE(run_seed(static_cast<uint64_t>(1000 + s), per_seed, stats, true));
   }
   std::printf(
-      "volatile: %llu txs, %llu fills; %llu partial, %llu full, %llu takeovers, %llu ADL\n",
+      "volatile: %llu txs, %llu fills; %llu partial, %llu full, %llu takeovers, %llu ADL; "
+      "isolated: %llu margin moves, %llu position updates, %llu liquidations\n",
       static_cast<unsigned long long>(stats.txs), static_cast<unsigned long long>(stats.fills),
       static_cast<unsigned long long>(stats.partial), static_cast<unsigned long long>(stats.full),
       static_cast<unsigned long long>(stats.takeovers),
-      static_cast<unsigned long long>(stats.deleverages));
+      static_cast<unsigned long long>(stats.deleverages),
+      static_cast<unsigned long long>(stats.margin_moves),
+      static_cast<unsigned long long>(stats.isolated_updates),
+      static_cast<unsigned long long>(stats.isolated_liquidations));
   EXPECT_GT(stats.partial, 10u);
   EXPECT_GT(stats.full, 10u);
   EXPECT_GT(stats.takeovers, 0u);
   EXPECT_GT(stats.deleverages, 0u);
+  EXPECT_GT(stats.margin_moves, 0u);
+  EXPECT_GT(stats.isolated_liquidations, 0u);
 }
 
 }  // namespace

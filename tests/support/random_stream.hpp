@@ -1,6 +1,7 @@
 #pragma once
 // A seeded, edge-biased random stream of engine transactions: orders, cancels, modifies,
-// transfers, withdrawals, deposits, leverage, key changes, sub-accounts, index moves, and a share
+// transfers, withdrawals, deposits, leverage and margin mode, isolated margin in and out, key
+// changes, sub-accounts, index moves, and a share
 // of invalid txs. Deterministic on every platform (own PRNG, no std distributions). The caller
 // reports each result back so nonces and order ids stay realistic.
 #include <algorithm>
@@ -259,10 +260,18 @@ class RandomStream {
     const bool known = keys_.count({a, 0}) != 0 || a >= kFirstSubAccountIndex;
     return b_.deposit(a, rng_.edgy(20'000 * kUsdc_), !known);  // a key only for a new account
   }
-  Tx leverage() {
+  Tx leverage() {  // or isolated margin in or out
+    if (rng_.chance(40)) {
+      Tx tx = signed_tx(TxType::kUpdateMargin, pick_account());
+      tx.margin.market = pick_market();
+      tx.margin.direction = rng_.chance(50) ? kMarginAdd : kMarginRemove;
+      tx.margin.amount = rng_.edgy(2'000 * kUsdc_);
+      return tx;
+    }
     Tx tx = signed_tx(TxType::kUpdateLeverage, pick_account());
     tx.leverage.market = pick_market();
     tx.leverage.imf = static_cast<Bps4>(rng_.range(150, 2000));
+    tx.leverage.margin_mode = rng_.chance(35) ? 1 : 0;  // refused while a position is open
     return tx;
   }
   Tx sub_account() {  // a few sub-accounts, not an ever-growing crowd of empty ones

@@ -56,6 +56,7 @@ TxResult ReferenceEngine::execute(const Tx& tx, std::vector<RefFill>& fills) {
     case TxType::kTransfer:
     case TxType::kWithdraw: r.reject = transfer_or_withdraw(tx); break;
     case TxType::kUpdateLeverage: r.reject = leverage(tx); break;
+    case TxType::kUpdateMargin: r.reject = update_margin(tx); break;
     case TxType::kChangePubKey:
     case TxType::kCreateSubAccount: r.reject = account_tx(tx); break;
     default: r.reject = Reject::kUnsupportedTxType;
@@ -222,15 +223,17 @@ void ReferenceEngine::margin(AccountIndex ai, MarketId xm, Lots xbuy, Lots xsell
     const Pos p = pit == a.pos.end() ? Pos{} : pit->second;
     const __int128 unit = static_cast<__int128>(m.mark) * m.mult;
     const Bps4 imf = p.imf ? std::max(p.imf, m.p.min_imf) : m.p.default_imf;
-    tav += p.size * unit - p.entry;
     const Lots buy = open_size(ai, mid, false), sell = open_size(ai, mid, true);
     auto req = [&](Lots b, Lots s) {
       __int128 worst = std::max(iabs(static_cast<__int128>(p.size) + b),
                                 iabs(static_cast<__int128>(p.size) - s));
       return cdiv(worst * unit * imf, 10000);
     };
-    imr_plain += req(buy, sell);
-    imr += mid == xm ? req(buy + xbuy, sell + xsell) : req(buy, sell);
+    const __int128 own = p.iso ? req(0, 0) : 0;  // an isolated position's own margin covers it
+    if (!p.iso) tav += p.size * unit - p.entry;
+    imr_plain += std::max<__int128>(req(buy, sell) - own, 0);
+    imr +=
+        std::max<__int128>((mid == xm ? req(buy + xbuy, sell + xsell) : req(buy, sell)) - own, 0);
   }
 }
 
@@ -274,21 +277,69 @@ Reject ReferenceEngine::leverage(const Tx& tx) {
   if (Reject r = auth(tx, a, k); r != Reject::kOk) return r;
   const UpdateLeverageTx& l = tx.leverage;
   if (!mkts_.count(l.market)) return Reject::kInvalidMarket;
-  if (l.margin_mode != 0) return Reject::kUnsupportedMarginMode;
-  if (l.imf < mkts_[l.market].p.min_imf || l.imf > 10000) return Reject::kInvalidLeverage;
+  if (l.margin_mode > 1) return Reject::kUnsupportedMarginMode;
+  const Mkt& m = mkts_[l.market];
+  if (l.imf < m.p.min_imf || l.imf > 10000) return Reject::kInvalidLeverage;
   const bool had = a->pos.count(l.market) != 0;
+  const bool iso_now = had && a->pos[l.market].iso;
+  if (l.margin_mode != iso_now) {
+    if (l.margin_mode == 1 &&
+        (tx.h.account == cfg_.fee_account || tx.h.account == cfg_.insurance_account))
+      return Reject::kCrossOnlyAccount;
+    if ((had && a->pos[l.market].size != 0) || open_count(tx.h.account, l.market) != 0)
+      return Reject::kMarginModeLocked;
+  }
   const Bps4 old = had ? a->pos[l.market].imf : 0;
-  a->pos[l.market].imf = l.imf;
-  __int128 tav, imr, plain;
+  Pos& p = a->pos[l.market];
+  p.imf = l.imf;
+  p.iso = l.margin_mode == 1;
+  __int128 tav, imr, plain, own_tav = 0, own_imr = 0;
   margin(tx.h.account, 0, 0, 0, tav, imr, plain);
-  if (tav < imr && l.imf > old) {
-    if (had)
-      a->pos[l.market].imf = old;
-    else
+  if (p.iso) {  // the position's own bucket
+    const __int128 unit = static_cast<__int128>(m.mark) * m.mult;
+    const Bps4 imf = (p.imf ? std::max(p.imf, m.p.min_imf) : m.p.default_imf);
+    own_tav = p.alloc + p.size * unit - p.entry;
+    own_imr = cdiv(iabs(static_cast<__int128>(p.size)) * unit * imf, 10000);
+  }
+  if (l.imf > old && (tav < imr || own_tav < own_imr)) {
+    if (had) {
+      p.imf = old;
+      p.iso = iso_now;
+    } else {
       a->pos.erase(l.market);
+    }
     return Reject::kNotEnoughMargin;
   }
   k->nonce = tx.h.nonce + 1;
+  return Reject::kOk;
+}
+
+Reject ReferenceEngine::update_margin(const Tx& tx) {
+  Acc* a = nullptr;
+  Key* k = nullptr;
+  if (Reject r = auth(tx, a, k); r != Reject::kOk) return r;
+  const UpdateMarginTx& u = tx.margin;
+  if (!mkts_.count(u.market)) return Reject::kInvalidMarket;
+  if (u.direction > 1) return Reject::kInvalidMarginDirection;
+  if (u.amount <= 0 || u.amount > (int64_t{1} << 53)) return Reject::kInvalidTransferAmount;
+  auto it = a->pos.find(u.market);
+  if (it == a->pos.end() || !it->second.iso || it->second.size == 0) return Reject::kNotIsolated;
+  Pos& p = it->second;
+  if (u.direction == 1) {
+    if (u.amount > free_collateral(tx.h.account)) return Reject::kInsufficientCollateral;
+  } else {
+    const Mkt& m = mkts_.at(u.market);
+    const __int128 unit = static_cast<__int128>(m.mark) * m.mult;
+    const __int128 own_tav = p.alloc + p.size * unit - p.entry;
+    const __int128 own_imr = cdiv(iabs(static_cast<__int128>(p.size)) * unit *
+                                      (p.imf ? std::max(p.imf, m.p.min_imf) : m.p.default_imf),
+                                  10000);
+    if (u.amount > p.alloc || own_tav - u.amount < own_imr) return Reject::kNotEnoughMargin;
+  }
+  k->nonce = tx.h.nonce + 1;
+  const Usdc delta = u.direction == 1 ? u.amount : -u.amount;
+  p.alloc += delta;
+  a->collateral -= delta;
   return Reject::kOk;
 }
 

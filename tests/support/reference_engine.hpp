@@ -48,6 +48,8 @@ class ReferenceEngine {
     Lots size = 0;
     Usdc entry = 0, realized = 0;
     Bps4 imf = 0;
+    bool iso = false;  // isolated margin: `alloc` is the position's own collateral
+    Usdc alloc = 0;
   };
   struct Key {
     std::array<uint8_t, 32> pubkey{};
@@ -81,18 +83,21 @@ class ReferenceEngine {
   Reject modify(const Tx& tx, OrderIndex& out, std::vector<RefFill>& fills);
   Reject transfer_or_withdraw(const Tx& tx);
   Reject leverage(const Tx& tx);
+  Reject update_margin(const Tx& tx);
   Reject account_tx(const Tx& tx);
   Reject operator_tx(const Tx& tx);
 
   void match(Ord taker, Ticks bound, std::vector<RefFill>& fills);
-  void settle(Acc& a, Mkt& m, MarketId mid, bool is_buy, Lots q, Ticks px, Usdc fee);
+  void settle(AccountIndex ai, Mkt& m, MarketId mid, bool is_buy, Lots q, Ticks px, Usdc fee);
   void rest(const Ord& o);
   void drop(OrderIndex id);
   const Ord* find(AccountIndex a, MarketId m, uint64_t index) const;
   Lots open_size(AccountIndex a, MarketId m, bool is_ask) const;
   int open_count(AccountIndex a, MarketId m) const;
   Lots ro_room(const Acc& a, MarketId m, bool is_ask) const;
-  // Σ over markets: tav, imr (orders on their worst side), with optional extra open size.
+  // Σ over markets: tav, imr (orders on their worst side), with optional extra open size. An
+  // isolated position adds only what its orders need beyond the position (its own margin covers
+  // the position), and none of its PnL.
   void margin(AccountIndex ai, MarketId xm, Lots xbuy, Lots xsell, __int128& tav, __int128& imr,
               __int128& imr_plain) const;
   Usdc free_collateral(AccountIndex ai) const;
@@ -100,10 +105,18 @@ class ReferenceEngine {
   // (tests/support/reference_risk.cpp).
   void refresh_marks();
   void settle_risk(std::vector<RefFill>& fills);
-  // Health figures over positions: 0 healthy, 2 partial, 3 full liquidation.
-  int health(AccountIndex ai, __int128& tav, __int128& mmr) const;
-  void liquidate_partial(AccountIndex ai, std::vector<RefFill>& fills);
-  void liquidate_full(AccountIndex ai, std::vector<RefFill>& fills);
+  // Health figures of a margin bucket (kAllMarkets: the cross positions, else one isolated
+  // position): 0 healthy, 2 partial, 3 full liquidation.
+  int health(AccountIndex ai, __int128& tav, __int128& mmr, MarketId bucket = kAllMarkets) const;
+  void liquidate_partial(AccountIndex ai, MarketId bucket, std::vector<RefFill>& fills);
+  void liquidate_full(AccountIndex ai, MarketId bucket, std::vector<RefFill>& fills);
+  void drop_orders(AccountIndex ai, MarketId bucket);
+  void cover(AccountIndex ai, __int128 deficit);  // the insurance fund, then the fee account
+  void end_isolated(AccountIndex ai, MarketId mid);
+  // The isolated position being liquidated keeps its margin when it closes, until end_isolated.
+  bool iso_liq_ = false;
+  AccountIndex iso_liq_account_ = 0;
+  MarketId iso_liq_market_ = 0;
   void move(AccountIndex from, AccountIndex to, MarketId mid, Lots from_delta, Ticks px,
             std::vector<RefFill>& fills);
   // ADL rankings of the current tx by market x side: accounts in rank order, and the next one.

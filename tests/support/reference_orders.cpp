@@ -180,15 +180,16 @@ void ReferenceEngine::match(Ord t, Ticks bound, std::vector<RefFill>& fills) {
     const Usdc mf = static_cast<Usdc>((n * m.p.maker_fee_ppm + 999'999) / 1'000'000);
     fills.push_back(RefFill{mk.id, t.id, mk.account, t.account, px, qty, mf, tf});
     ++next_trade_;
-    settle(accs_[t.account], m, t.market, !t.is_ask, qty, px, tf);
-    settle(accs_[mk.account], m, t.market, !mk.is_ask, qty, px, mf);
+    settle(t.account, m, t.market, !t.is_ask, qty, px, tf);
+    settle(mk.account, m, t.market, !mk.is_ask, qty, px, mf);
     accs_[cfg_.fee_account].collateral += tf + mf;
     if (t.id == liq_order_) {  // a liquidation fill better than the zero price pays the fund
       const __int128 better = t.is_ask ? px - liq_zp_ : liq_zp_ - px;
       if (better > 0) {
         const __int128 lf = std::min<__int128>(static_cast<__int128>(qty) * m.mult * better,
                                                n * cfg_.liquidation_fee / 10000);
-        accs_[t.account].collateral -= static_cast<Usdc>(lf);
+        Pos& tp = accs_[t.account].pos[t.market];  // an isolated position pays from its margin
+        (tp.iso ? tp.alloc : accs_[t.account].collateral) -= static_cast<Usdc>(lf);
         accs_[cfg_.insurance_account].collateral += static_cast<Usdc>(lf);
       }
     }
@@ -203,9 +204,12 @@ void ReferenceEngine::match(Ord t, Ticks bound, std::vector<RefFill>& fills) {
   if (t.remaining > 0 && t.tif != TimeInForce::kIoc) rest(t);
 }
 
-void ReferenceEngine::settle(Acc& a, Mkt& m, MarketId mid, bool is_buy, Lots q, Ticks px,
+void ReferenceEngine::settle(AccountIndex ai, Mkt& m, MarketId mid, bool is_buy, Lots q, Ticks px,
                              Usdc fee) {
+  Acc& a = accs_.at(ai);
   Pos& p = a.pos[mid];
+  const Lots before = p.size;
+  Usdc& pot = p.iso ? p.alloc : a.collateral;  // where realized PnL goes
   const Lots dir = is_buy ? 1 : -1;
   for (Lots i = 0; i < 1; ++i) {  // one pass: reduce part, then open part
     if (p.size != 0 && (p.size > 0) != is_buy) {
@@ -217,13 +221,31 @@ void ReferenceEngine::settle(Acc& a, Mkt& m, MarketId mid, bool is_buy, Lots q, 
       p.entry -= static_cast<Usdc>(portion);
       p.size += dir * close;
       p.realized += pnl;
-      a.collateral += pnl;
+      pot += pnl;
       q -= close;
     }
     p.size += dir * q;
     p.entry += static_cast<Usdc>(dir * static_cast<__int128>(q) * px * m.mult);
   }
   a.collateral -= fee;
+  if (!p.iso) return;
+  // What the fill opened brings its initial margin over from cross collateral (as much as there
+  // is); a closed position hands its margin back, unless it is being liquidated.
+  const Lots now = p.size < 0 ? -p.size : p.size, was = before < 0 ? -before : before;
+  const Lots opened =
+      (before == 0 || (before > 0) != (p.size > 0)) ? now : std::max<Lots>(now - was, 0);
+  if (opened > 0) {
+    const Bps4 imf = p.imf ? std::max(p.imf, m.p.min_imf) : m.p.default_imf;
+    const __int128 im = (static_cast<__int128>(opened) * px * m.mult * imf + 9999) / 10000;
+    const Usdc move =
+        static_cast<Usdc>(std::clamp<__int128>(im, 0, std::max<Usdc>(a.collateral, 0)));
+    a.collateral -= move;
+    p.alloc += move;
+  }
+  if (p.size == 0 && !(iso_liq_ && iso_liq_account_ == ai && iso_liq_market_ == mid)) {
+    a.collateral += p.alloc;
+    p.alloc = 0;
+  }
 }
 
 Reject ReferenceEngine::cancel(const Tx& tx, OrderIndex& out) {
@@ -313,6 +335,8 @@ struct DigestPos {
   Lots size;
   Usdc entry, realized;
   Bps4 imf;
+  bool iso;
+  Usdc alloc;
 };
 void add_account(StableHasher& h, AccountIndex idx, AccountIndex master, Usdc coll,
                  const std::vector<DigestPos>& pos,
@@ -322,7 +346,9 @@ void add_account(StableHasher& h, AccountIndex idx, AccountIndex master, Usdc co
   h.add_i(coll);
   for (auto& p : pos) {
     if (p.size == 0 && p.entry == 0 && p.realized == 0 && p.imf == 0) continue;
-    for (int64_t v : {int64_t{p.market}, p.size, p.entry, p.realized, int64_t{p.imf}}) h.add_i(v);
+    for (int64_t v :
+         {int64_t{p.market}, p.size, p.entry, p.realized, int64_t{p.imf}, int64_t{p.iso}, p.alloc})
+      h.add_i(v);
   }
   for (auto& [i, nv] : keys) {
     h.add(i);
@@ -361,7 +387,8 @@ uint64_t ReferenceEngine::digest() const {
   for (AccountIndex ai : created_) {
     const Acc& a = accs_.at(ai);
     std::vector<DigestPos> pos;
-    for (auto& [mid, p] : a.pos) pos.push_back({mid, p.size, p.entry, p.realized, p.imf});
+    for (auto& [mid, p] : a.pos)
+      pos.push_back({mid, p.size, p.entry, p.realized, p.imf, p.iso, p.alloc});
     std::vector<std::pair<uint8_t, std::pair<int64_t, uint32_t>>> keys;
     for (auto& [i, k] : a.keys) keys.push_back({i, {k.nonce, k.version}});
     add_account(h, ai, a.master, a.collateral, pos, keys);
@@ -404,7 +431,8 @@ uint64_t canonical_digest(const Engine& e) {
   for (const Account& a : e.accounts()) {
     std::vector<DigestPos> pos;
     for (const Position& p : a.positions)
-      pos.push_back({p.market, p.size, p.entry_notional, p.realized_pnl, p.imf});
+      pos.push_back({p.market, p.size, p.entry_notional, p.realized_pnl, p.imf, p.isolated != 0,
+                     p.allocated});
     std::vector<std::pair<uint8_t, std::pair<int64_t, uint32_t>>> keys;
     for (const ApiKey& k : a.keys) keys.push_back({k.index, {k.next_nonce, k.version}});
     add_account(h, a.index, a.master, a.collateral, pos, keys);
