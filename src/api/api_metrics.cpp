@@ -17,6 +17,8 @@ const char* tx_type_name(int t) {
     case 16: return "cancel_all_orders";
     case 17: return "modify_order";
     case 20: return "update_leverage";
+    case 28: return "create_grouped_orders";
+    case 29: return "update_margin";
     case 60: return "set_index_price";
     default: return nullptr;
   }

@@ -333,6 +333,8 @@ class ExportSink final : public UpdateSink {
       case UpdateType::kTrade: {
         const TradeUpdate& t = u.trade;
         if (t.market != m_) return;
+        // A takeover or deleverage moves a position outside the book: no book event.
+        if (t.kind == TradeKind::kTakeover || t.kind == TradeKind::kDeleverage) return;
         const Resting* r = book_.find(t.maker_order);
         if (r == nullptr || r->price != t.price || r->ask == (t.taker_is_ask != 0) ||
             t.size > r->remaining)
