@@ -308,10 +308,12 @@ void Engine::settle_risk(Ctx& c) {
     absl::InlinedVector<uint32_t, 4> under;
     for (uint32_t slot : batch) {
       ++risk_stats_.margin_checks;
-      if (below_maintenance(accounts_[slot])) {
+      const MarginInfo mi = margin(accounts_[slot]);
+      if (health_of(mi) >= Health::kPartialLiquidation ||
+          isolated_below_maintenance(accounts_[slot])) {
         under.push_back(slot);
       } else {
-        reindex(slot, margin(accounts_[slot]));
+        reindex(slot, mi);
       }
     }
     for (uint32_t slot : under) check_account(c, slot);

@@ -35,7 +35,7 @@ struct SavedOrder {
 };
 static_assert(sizeof(SavedOrder) == 64);
 static_assert(std::is_trivially_copyable_v<Position> && std::is_trivially_copyable_v<ApiKey>);
-static_assert(sizeof(Position) == 88);
+static_assert(sizeof(Position) == 80);
 
 // A position as ENG3 stored it (every position cross): loaded into today's layout.
 struct PositionEng3 {

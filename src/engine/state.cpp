@@ -29,7 +29,10 @@ MarginInfo Engine::bucket_margin(const Account& a, MarketId bucket) const {
 }
 
 bool Engine::below_maintenance(const Account& a) const {
-  if (health_of(margin(a)) >= Health::kPartialLiquidation) return true;
+  return health_of(margin(a)) >= Health::kPartialLiquidation || isolated_below_maintenance(a);
+}
+
+bool Engine::isolated_below_maintenance(const Account& a) const {
   for (const Position& p : a.positions)
     if (p.isolated && p.size != 0 && health_of(isolated(p)) >= Health::kPartialLiquidation)
       return true;

@@ -231,7 +231,7 @@ TEST(IsolatedMargin, a_snapshot_from_before_isolated_margin_still_loads) {
     int64_t risk_key;
     MarketId market;
   };
-  static_assert(sizeof(PositionEng3) == 80 && sizeof(Position) == 88);
+  static_assert(sizeof(PositionEng3) == 80 && sizeof(Position) == 80);
   std::vector<uint8_t> old;
   size_t at = 0;
   auto copy = [&](size_t n) {

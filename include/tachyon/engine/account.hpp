@@ -24,12 +24,13 @@ struct Position {
   // goes back to cross collateral when the position is closed.
   Usdc allocated;
   // Derived (rebuilt by load(), outside the hash): where this account sits in the market's
-  // holder list and liquidation index.
-  uint32_t holder_pos;  // kNoSlot: flat
+  // liquidation index and holder list.
   int64_t risk_key;     // key in Market::risk_index, kNoRiskKey if not indexed
+  uint32_t holder_pos;  // kNoSlot: flat
   MarketId market;
   uint8_t isolated;  // margin mode: 0 cross, 1 isolated
 };
+static_assert(sizeof(Position) == 80);  // as before isolated margin: no more cache lines
 
 inline constexpr int64_t kNoRiskKey = INT64_MIN;
 

@@ -81,6 +81,7 @@ class Engine {
   MarginInfo isolated(const Position& p) const;
   // The cross bucket or any isolated one below maintenance margin.
   bool below_maintenance(const Account& a) const;
+  bool isolated_below_maintenance(const Account& a) const;  // any isolated position
   int64_t operator_next_nonce() const { return operator_nonce_; }
   Usdc total_deposits() const { return total_deposits_; }
   Usdc total_withdrawals() const { return total_withdrawals_; }
