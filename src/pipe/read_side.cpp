@@ -494,14 +494,49 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   (void)accounts_.publish(std::move(v));
 }
 
+namespace {
+// `dst` (an older copy of `src`) made equal to `src`, where both are windows of one sequence that
+// only grows at the back and is trimmed at the front, ordered by key(), and whose elements never
+// change except the last `mutable_tail` ones (an open candle). What the two share is kept: the
+// front trimmed, the tail copied. Anything else (no common first element) is a full copy.
+template <typename T, typename Key>
+void refresh_window(std::vector<T>& dst, const std::vector<T>& src, size_t mutable_tail, Key key) {
+  if (dst.empty() || src.empty()) {
+    dst.assign(src.begin(), src.end());
+    return;
+  }
+  const auto first = std::lower_bound(dst.begin(), dst.end(), key(src.front()),
+                                      [&](const T& x, const auto& k) { return key(x) < k; });
+  if (first == dst.end() || key(*first) != key(src.front())) {
+    dst.assign(src.begin(), src.end());
+    return;
+  }
+  dst.erase(dst.begin(), first);  // what src trimmed since (a memmove, only after a trim)
+  const size_t keep = dst.size() > mutable_tail ? dst.size() - mutable_tail : 0;
+  if (keep > src.size()) {
+    dst.assign(src.begin(), src.end());
+    return;
+  }
+  dst.resize(keep);
+  dst.insert(dst.end(), src.begin() + static_cast<std::ptrdiff_t>(keep), src.end());
+}
+}  // namespace
+
 void ReadSide::publish_history(MarketState& m) {
   std::unique_ptr<MarketHistory> h = histories_[m.view.id]->take_spare();
   if (!h) h = std::make_unique<MarketHistory>();
+  // Not an older copy of these arrays (another market's, or from before a restore): start over.
+  if (h->id != m.view.id || h->writer_epoch != m.history_epoch || !cfg_.history_incremental) {
+    h->trades.clear();
+    for (auto& c : h->candles) c.clear();
+    h->fundings.clear();
+  }
   h->id = m.view.id;
-  h->trades.assign(m.trades.begin(), m.trades.end());
-  for (int r = 0; r < kResolutions; ++r)
-    h->candles[r].assign(m.candles[r].begin(), m.candles[r].end());
-  h->fundings.assign(m.fundings.begin(), m.fundings.end());
+  h->writer_epoch = m.history_epoch;
+  refresh_window(h->trades, m.trades, 0, [](const TradeRecord& t) { return t.t.trade_id; });
+  for (int r = 0; r < kResolutions; ++r)  // the last candle may be open: copied again
+    refresh_window(h->candles[r], m.candles[r], 1, [](const Candle& c) { return c.start_ms; });
+  refresh_window(h->fundings, m.fundings, 0, [](const FundingRecord& f) { return f.time_ms; });
   h->engine_ts_ns = m.view.engine_ts_ns;
   histories_[m.view.id]->publish(std::move(h));
 }

@@ -34,6 +34,7 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
   for (const MarketHistory& h : saved) {
     if (e.market(h.id) == nullptr) continue;
     MarketState& m = mstate_[h.id];
+    ++m.history_epoch;
     m.trades.assign(tail(h.trades, kHistoryTrades), h.trades.end());
     for (TradeRecord& t : m.trades) {
       t.origin_cookie = 0;  // the saving run's cookies name nothing in this one

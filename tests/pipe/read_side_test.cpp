@@ -309,6 +309,62 @@ TEST(ReadSideHistory, candles_split_at_each_resolution_boundary_and_daily_figure
   });
 }
 
+// A history publication updates the recycled copy with what changed (history_incremental):
+// after every publication it must equal a full copy, through windows that fill and trim (trades,
+// 1m..1w candles, fundings), open candles that change, and times that jump ahead.
+TEST(ReadSideHistory, an_incremental_publication_equals_a_full_copy) {
+  ReadSideConfig full_cfg = small_read_side();
+  full_cfg.history_incremental = false;
+  ReadSide inc(small_read_side()), full(full_cfg);
+  Rng rng(20261201);
+  int64_t t_ms = kT0Ms;
+  uint64_t id = 0;
+  auto both = [&](const StateUpdate& u) {
+    inc.apply(u);
+    full.apply(u);
+  };
+  both(market_update(0));
+  for (int i = 0; i < 4000; ++i) {
+    const uint64_t roll = rng.below(100);
+    t_ms += roll < 50   ? rng.range(0, 20'000)               // within a minute or the next
+            : roll < 80 ? rng.range(60'000, 3'600'000)       // minutes to an hour
+                        : rng.range(1, 3) * 7 * 86'400'000;  // weeks: every window rolls
+    both(trade(0, ++id, t_ms, rng.range(90, 110), rng.range(1, 5)));
+    if (rng.chance(35)) {  // a funding payment
+      StateUpdate f(UpdateType::kFunding, t_ms * 1'000'000, StateUpdate::NoZero{});
+      f.funding = FundingUpdate{
+          0, rng.range(-500, 500), t_ms, t_ms + 3'600'000, rng.range(0, 1'000'000), 0, 100, 0, 1};
+      both(f);
+    }
+    if (!rng.chance(40)) continue;
+    inc.publish(t_ms * 1'000'000, true);
+    full.publish(t_ms * 1'000'000, true);
+    inc.history(0).reader().read([&](const MarketHistory* a) {
+      full.history(0).reader().read([&](const MarketHistory* b) {
+        ASSERT_TRUE(a && b);
+        ASSERT_EQ(a->trades.size(), b->trades.size()) << "publication after trade " << id;
+        for (size_t k = 0; k < a->trades.size(); ++k)
+          ASSERT_EQ(a->trades[k].t.trade_id, b->trades[k].t.trade_id) << "trade " << id;
+        for (int r = 0; r < kResolutions; ++r) {
+          ASSERT_EQ(a->candles[r].size(), b->candles[r].size()) << "resolution " << r;
+          for (size_t k = 0; k < a->candles[r].size(); ++k)
+            ASSERT_EQ(row(a->candles[r][k]), row(b->candles[r][k])) << "resolution " << r;
+        }
+        ASSERT_EQ(a->fundings.size(), b->fundings.size());
+        for (size_t k = 0; k < a->fundings.size(); ++k)
+          ASSERT_EQ(std::tuple(a->fundings[k].time_ms, a->fundings[k].rate, a->fundings[k].paid),
+                    std::tuple(b->fundings[k].time_ms, b->fundings[k].rate, b->fundings[k].paid));
+      });
+    });
+  }
+  // the windows did fill and trim
+  inc.history(0).reader().read([&](const MarketHistory* h) {
+    EXPECT_EQ(h->trades.size(), ReadSide::kHistoryTrades);
+    EXPECT_EQ(h->candles[kResolutions - 1].size(), ReadSide::kHistoryCandles);
+    EXPECT_EQ(h->fundings.size(), kHistoryFundings);
+  });
+}
+
 TEST(ReadSideHistory, keeps_the_last_trades_and_candles_oldest_first_and_waits_for_the_interval) {
   ReadSide rs(small_read_side());
   rs.apply(market_update(0));
