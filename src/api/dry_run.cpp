@@ -93,6 +93,11 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
     return MarginMarket{v->mark_price,     v->quote_multiplier, v->params.default_imf,
                         v->params.min_imf, v->params.mmf,       v->params.cmf};
   };
+  // What the account may move out of cross collateral: never below its initial margin.
+  auto free_collateral = [&] {
+    const MarginInfo mi = account_margin(a.collateral, a.positions, market_of, 0, 0, 0, nullptr);
+    return std::min<__int128>(a.collateral, mi.tav - mi.imr);
+  };
   auto in_list = [&](MarketId m, uint64_t index) {
     const pipe::OrderRange list = a.order_list();
     if (index >= kFirstOrderIndex) {  // by order index: a binary search in a big list
@@ -166,9 +171,8 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
       const Usdc amount = tx.h.type == TxType::kTransfer ? tx.transfer.amount : tx.withdraw.amount;
       const Usdc fee = tx.h.type == TxType::kTransfer ? tx.transfer.fee : 0;
       if (amount <= 0 || fee < 0) return Reject::kInvalidTransferAmount;
-      const MarginInfo mi = account_margin(a.collateral, a.positions, market_of, 0, 0, 0, nullptr);
-      const __int128 free = std::min<__int128>(a.collateral, mi.tav - mi.imr);
-      if (static_cast<__int128>(amount) + fee > free) return Reject::kInsufficientCollateral;
+      if (static_cast<__int128>(amount) + fee > free_collateral())
+        return Reject::kInsufficientCollateral;
       return Reject::kOk;
     }
     case TxType::kUpdateLeverage: {
@@ -188,12 +192,8 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
       if (u.amount <= 0 || u.amount > (int64_t{1} << 53)) return Reject::kInvalidTransferAmount;
       const pipe::PositionView* p = a.position(u.market);
       if (p == nullptr || !p->isolated || p->size == 0) return Reject::kNotIsolated;
-      if (u.direction == kMarginAdd) {
-        const MarginInfo mi =
-            account_margin(a.collateral, a.positions, market_of, 0, 0, 0, nullptr);
-        const __int128 free = std::min<__int128>(a.collateral, mi.tav - mi.imr);
-        return u.amount > free ? Reject::kInsufficientCollateral : Reject::kOk;
-      }
+      if (u.direction == kMarginAdd)
+        return u.amount > free_collateral() ? Reject::kInsufficientCollateral : Reject::kOk;
       const MarginInfo own = isolated_margin(market_of(u.market), *p);
       return u.amount > p->allocated || own.tav - u.amount < own.imr ? Reject::kNotEnoughMargin
                                                                      : Reject::kOk;

@@ -264,7 +264,7 @@ void write_position(JsonWriter& w, const pipe::PositionView& p, const AccountFig
   const __int128 qm = v->quote_multiplier;
   const __int128 size = p.size;
   const __int128 upnl = size * v->mark_price * qm - p.entry_notional;
-  const Bps4 imf = p.imf != 0 ? std::max(p.imf, v->params.min_imf) : v->params.default_imf;
+  const Bps4 imf = effective_imf(margin_of(v), p.imf);
   __int128 avg = 0;
   if (size != 0) {  // entry ticks = entry / (size * qm), rounded to the nearest tick
     const __int128 den = abs128(size) * qm;

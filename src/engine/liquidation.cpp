@@ -148,7 +148,6 @@ void Engine::cover_deficit(Ctx& c, Account& a, Usdc deficit) {
 }
 
 void Engine::release_isolated(Ctx& c, Account& a, Position& p, bool cover) {
-  if (p.size != 0) return;
   if (p.allocated < 0 && cover) {
     cover_deficit(c, a, -p.allocated);
     p.allocated = 0;

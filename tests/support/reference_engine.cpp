@@ -271,6 +271,15 @@ Reject ReferenceEngine::transfer_or_withdraw(const Tx& tx) {
   return Reject::kOk;
 }
 
+// An isolated position's own bucket: its margin plus its PnL, against its own initial margin.
+static void isolated_bucket(const ReferenceEngine::Pos& p, const ReferenceEngine::Mkt& m,
+                            __int128& tav, __int128& imr) {
+  const __int128 unit = static_cast<__int128>(m.mark) * m.mult;
+  const Bps4 imf = p.imf ? std::max(p.imf, m.p.min_imf) : m.p.default_imf;
+  tav = p.alloc + p.size * unit - p.entry;
+  imr = cdiv(iabs(static_cast<__int128>(p.size)) * unit * imf, 10000);
+}
+
 Reject ReferenceEngine::leverage(const Tx& tx) {
   Acc* a = nullptr;
   Key* k = nullptr;
@@ -295,12 +304,7 @@ Reject ReferenceEngine::leverage(const Tx& tx) {
   p.iso = l.margin_mode == 1;
   __int128 tav, imr, plain, own_tav = 0, own_imr = 0;
   margin(tx.h.account, 0, 0, 0, tav, imr, plain);
-  if (p.iso) {  // the position's own bucket
-    const __int128 unit = static_cast<__int128>(m.mark) * m.mult;
-    const Bps4 imf = (p.imf ? std::max(p.imf, m.p.min_imf) : m.p.default_imf);
-    own_tav = p.alloc + p.size * unit - p.entry;
-    own_imr = cdiv(iabs(static_cast<__int128>(p.size)) * unit * imf, 10000);
-  }
+  if (p.iso) isolated_bucket(p, m, own_tav, own_imr);
   if (l.imf > old && (tav < imr || own_tav < own_imr)) {
     if (had) {
       p.imf = old;
@@ -328,12 +332,8 @@ Reject ReferenceEngine::update_margin(const Tx& tx) {
   if (u.direction == 1) {
     if (u.amount > free_collateral(tx.h.account)) return Reject::kInsufficientCollateral;
   } else {
-    const Mkt& m = mkts_.at(u.market);
-    const __int128 unit = static_cast<__int128>(m.mark) * m.mult;
-    const __int128 own_tav = p.alloc + p.size * unit - p.entry;
-    const __int128 own_imr = cdiv(iabs(static_cast<__int128>(p.size)) * unit *
-                                      (p.imf ? std::max(p.imf, m.p.min_imf) : m.p.default_imf),
-                                  10000);
+    __int128 own_tav, own_imr;
+    isolated_bucket(p, mkts_.at(u.market), own_tav, own_imr);
     if (u.amount > p.alloc || own_tav - u.amount < own_imr) return Reject::kNotEnoughMargin;
   }
   k->nonce = tx.h.nonce + 1;

@@ -150,8 +150,8 @@ class Engine {
   // Bad debt: the insurance fund pays what it has (never going negative), the fee account the
   // rest.
   void cover_deficit(Ctx& c, Account& a, Usdc deficit);
-  // A closed isolated position's allocated margin goes back to cross collateral (a deficit is
-  // covered first when `cover` is set: a liquidation's bad debt).
+  // A closed (flat) isolated position's allocated margin goes back to cross collateral (a deficit
+  // is covered first when `cover` is set: a liquidation's bad debt).
   void release_isolated(Ctx& c, Account& a, Position& p, bool cover);
   bool takeover(Ctx& c, Market& m, uint32_t slot, Ticks zp);
   void deleverage(Ctx& c, Market& m, uint32_t slot, Ticks zp);
