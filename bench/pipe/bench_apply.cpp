@@ -23,6 +23,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/prctl.h>
+#include <time.h>
+
 #include "../engine/alloc_counter.hpp"
 #include "bench_world.hpp"
 #include "tachyon/core/clock.hpp"
@@ -42,9 +45,13 @@ struct Row {
   double cpu_p50 = 0, cpu_p99 = 0, cpu_p9999 = 0;  // the apply thread's CPU time per batch
   uint64_t busy = 0, refused = 0;
   std::map<int, uint64_t> refused_by;  // Lighter code -> txs
+  // The batch's phases (drain into the caches, publish the books, publish the read side):
+  // p50 and p99 of each, and their means over the batches at or above the total's p99.
+  double phase_p50[3] = {}, phase_p99[3] = {}, phase_slow[3] = {};
+  double slow_updates = 0;  // mean updates per batch in the slowest 1%
 };
 
-Row run(double tx_rate, double seconds, uint64_t seed) {
+Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps) {
   testing::TxBuilder b(realtime_ns());
   auto engine = bench::bench_world(b, kAccounts);
   std::vector<int64_t> nonce(kAccounts, 0);
@@ -129,6 +136,12 @@ Row run(double tx_rate, double seconds, uint64_t seed) {
       got_at = got;
       allocs_at = tachyon::bench::alloc_count();
     }
+    if (generator_sleeps) {  // until the next tx is due (or a while, for the last results)
+      const int64_t until =
+          sent < n ? t0 + static_cast<int64_t>(sent) * gap : realtime_ns() + 20'000;
+      const timespec ts{static_cast<time_t>(until / 1'000'000'000), until % 1'000'000'000};
+      if (until > realtime_ns()) ::clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr);
+    }
   }
   const uint64_t allocs = tachyon::bench::alloc_count() - allocs_at;
   const double elapsed = (realtime_ns() - t0) / 1e9;
@@ -152,6 +165,28 @@ Row run(double tx_rate, double seconds, uint64_t seed) {
   auto pct = [](const std::vector<uint32_t>& v, double q) {
     return v.empty() ? 0.0 : v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))] / 1e3;
   };
+  {
+    const uint32_t slow = ns.empty() ? 0 : static_cast<uint32_t>(pct(ns, 0.99) * 1e3);
+    std::vector<uint32_t> phase[3];
+    double slow_sum[3] = {};
+    size_t slow_n = 0;
+    for (const auto& s : samples) {
+      const uint32_t v[3] = {s.drain_ns, s.books_ns, s.read_ns};
+      for (int k = 0; k < 3; ++k) phase[k].push_back(v[k]);
+      if (s.ns >= slow) {
+        ++slow_n;
+        row.slow_updates += s.updates;
+        for (int k = 0; k < 3; ++k) slow_sum[k] += v[k];
+      }
+    }
+    for (int k = 0; k < 3; ++k) {
+      std::sort(phase[k].begin(), phase[k].end());
+      row.phase_p50[k] = pct(phase[k], 0.5);
+      row.phase_p99[k] = pct(phase[k], 0.99);
+      row.phase_slow[k] = slow_n == 0 ? 0 : slow_sum[k] / slow_n / 1e3;
+    }
+    if (slow_n > 0) row.slow_updates /= static_cast<double>(slow_n);
+  }
   auto at = [&](double q) { return pct(ns, q); };
   row.cpu_p50 = pct(cpu, 0.5);
   row.cpu_p99 = pct(cpu, 0.99);
@@ -174,31 +209,57 @@ Row run(double tx_rate, double seconds, uint64_t seed) {
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
   // Warm-up: how many updates a tx of this flow makes.
-  const Row warm = run(10'000, 1.0, 1);
+  ::prctl(PR_SET_TIMERSLACK, 1UL);  // a sleeping generator wakes when its next tx is due
+  const Row warm = run(10'000, 1.0, 1, false);
   std::printf("## Apply time per batch over a book of 2 x %d levels (µs)\n\n", kLevels);
   std::printf("warm-up: %.2f updates per tx at %.0f tx/s\n\n", warm.updates_per_tx, warm.tx_rate);
   std::printf(
-      "| target updates/s | tx/s offered | updates/s applied | updates per batch | batches | p50 "
+      "| target updates/s | generator | tx/s offered | updates/s applied | updates per batch | "
+      "batches | p50 "
       "| p99 | p99.99 | max | CPU p50 | CPU p99 | CPU p99.99 | refused txs | busy | allocs per "
-      "update |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  std::string notes;
-  for (double target : {20'000.0, 200'000.0}) {
-    const Row r = run(target / warm.updates_per_tx, seconds, 2);
-    char line[64];
-    std::snprintf(line, sizeof line, "refused at %.0f updates/s (code: txs):", target);
-    notes.append(line);
-    for (const auto& [code, count] : r.refused_by) {
-      std::snprintf(line, sizeof line, " %d: %llu", code, static_cast<unsigned long long>(count));
+      "update |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::string notes, phases;
+  // The generator either spins until its next tx is due (taking one of this machine's two vCPUs
+  // from the pipeline's threads) or sleeps until then; the two alternate, same target and seed.
+  for (double target : {20'000.0, 200'000.0})
+    for (const bool sleeps : {false, true}) {
+      const char* const gen = sleeps ? "sleeps" : "spins";
+      const Row r = run(target / warm.updates_per_tx, seconds, 2, sleeps);
+      static const char* const kPhase[3] = {"drain into the caches", "publish the books",
+                                            "publish the read side"};
+      for (int k = 0; k < 3; ++k) {
+        char pl[160];
+        std::snprintf(pl, sizeof pl, "| %.0f | %s | %s | %.2f | %.2f | %.2f |\n", target, gen,
+                      kPhase[k], r.phase_p50[k], r.phase_p99[k], r.phase_slow[k]);
+        phases.append(pl);
+      }
+      char line[96];
+      std::snprintf(line, sizeof line,
+                    "refused at %.0f updates/s, generator %s (code: txs):", target, gen);
       notes.append(line);
+      for (const auto& [code, count] : r.refused_by) {
+        std::snprintf(line, sizeof line, " %d: %llu", code, static_cast<unsigned long long>(count));
+        notes.append(line);
+      }
+      std::snprintf(line, sizeof line, "; updates per batch in the slowest 1%%: %.1f",
+                    r.slow_updates);
+      notes.append(line);
+      notes.push_back('\n');
+      std::printf(
+          "| %.0f | %s | %.0f | %.0f | %.2f | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f "
+          "| %llu "
+          "| %llu | %.4f |\n",
+          target, gen, r.tx_rate, r.updates_per_s, r.updates_per_batch, r.batches, r.p50, r.p99,
+          r.p9999, r.max, r.cpu_p50, r.cpu_p99, r.cpu_p9999,
+          static_cast<unsigned long long>(r.refused), static_cast<unsigned long long>(r.busy),
+          r.allocs_per_update);
     }
-    notes.push_back('\n');
-    std::printf(
-        "| %.0f | %.0f | %.0f | %.2f | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %llu "
-        "| %llu | %.4f |\n",
-        target, r.tx_rate, r.updates_per_s, r.updates_per_batch, r.batches, r.p50, r.p99, r.p9999,
-        r.max, r.cpu_p50, r.cpu_p99, r.cpu_p9999, static_cast<unsigned long long>(r.refused),
-        static_cast<unsigned long long>(r.busy), r.allocs_per_update);
-  }
   std::printf("\n%s", notes.c_str());
+  std::printf(
+      "\nPhases of a batch (µs): p50, p99, and the mean over the batches at or above the "
+      "total's p99\n\n| target updates/s | generator | phase | p50 | p99 | mean in the slowest 1%% "
+      "|\n"
+      "|---|---|---|---|---|---|\n%s",
+      phases.c_str());
   return 0;
 }

@@ -31,16 +31,21 @@
 #include "tachyon/api/server.hpp"
 #include "tachyon/core/alloc.hpp"
 #include "tachyon/core/clock.hpp"
+#include "tachyon/core/huge_page_allocator.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 #include "tachyon/store/commit.hpp"
 #include "tachyon/store/snapshot.hpp"
 #include "tx_index_file.hpp"
 
 // jemalloc's settings (read before the first allocation; ignored when jemalloc is not linked):
-// huge pages for its heaps too, so fork() copies few page-table entries and the sequencer's
-// pause for a copy-on-write snapshot stays short (docs/PERFORMANCE.md, "Snapshots at scale").
+// its heaps follow the system's huge-page setting (thp:default). Huge pages for them shortened
+// the pause of a copy-on-write fork() snapshot, but a start at 1M accounts touches ~0.7 GB of
+// heap, and where the host hands out reclaimed memory slowly a huge page's first touch costs
+// many times that of small pages: the read side took 2.1 s instead of 0.6 s after the machine
+// sat idle (docs/PERFORMANCE.md, "Start-up on memory the host reclaimed"). MALLOC_CONF=
+// "thp:always,metadata_thp:always" restores them, e.g. with snapshot_from = "fork".
 extern "C" {
-const char* malloc_conf = "thp:always,metadata_thp:always";
+const char* malloc_conf = "thp:default";
 }
 
 using namespace tachyon;
@@ -178,6 +183,10 @@ int serve(const app::Config& c) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   api::crypto_init();
   const auto start_time = std::chrono::steady_clock::now();
+  // The engine's big arrays fault in with small pages during the start and get huge pages
+  // afterwards, from khugepaged (see huge_page_allocator.hpp); not with fork() snapshots, whose
+  // pause is the page tables the fork copies.
+  if (c.snapshot_from_replica) defer_huge_pages();
 
   std::unique_ptr<Engine> engine;
   store::RecoveryReport rep;
@@ -436,6 +445,9 @@ int serve(const app::Config& c) {
                  mem_before_read_side.allocated >> 20,
                  (mem_after_read_side.allocated - mem_before_read_side.allocated) >> 20,
                  mem_after_read_side.resident >> 20);
+  if (const size_t promoted = promote_deferred_huge_pages(); promoted > 0)
+    spdlog::info("huge pages: {} MB of the engine's arrays advised for khugepaged to collapse",
+                 promoted >> 20);
   committer.set_paused(false);  // now it may rebuild its replica and catch up
   bool committer_logged = false;
 

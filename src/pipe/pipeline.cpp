@@ -525,6 +525,7 @@ void Pipeline::apply_loop() {
     }
     if (n > 0) {
       publish_changed();
+      const int64_t t_books = cfg_.batch_samples > 0 ? realtime_ns() : 0;
       read_.publish(now, false);
       apply_batches_.fetch_add(1, std::memory_order_relaxed);
       const int64_t t1 = realtime_ns();
@@ -537,9 +538,11 @@ void Pipeline::apply_loop() {
       }
       if (batch_samples_.size() < cfg_.batch_samples) {
         const int64_t cpu = cpu0 != 0 ? thread_cpu_ns() - cpu0 : 0;
-        batch_samples_.push_back(BatchSample{
-            static_cast<uint32_t>(std::min<int64_t>(t1 - t0, UINT32_MAX)), static_cast<uint32_t>(n),
-            static_cast<uint32_t>(std::clamp<int64_t>(cpu, 0, UINT32_MAX))});
+        auto u32 = [](int64_t v) {
+          return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, UINT32_MAX));
+        };
+        batch_samples_.push_back(BatchSample{u32(t1 - t0), static_cast<uint32_t>(n), u32(cpu),
+                                             u32(now - t0), u32(t_books - now), u32(t1 - t_books)});
       }
       if (m != nullptr) {
         if (m->apply_batch_ns) m->apply_batch_ns->record(uint64_t(t1 - t0));

@@ -101,11 +101,14 @@ class Pipeline final : public Front {
   std::string placement_report() const;
   // With batch_samples > 0, after stop(): each recorded batch's apply time (drain, read-side
   // updates, snapshot publication) in ns, its number of updates, and the apply thread's CPU time
-  // in it (CLOCK_THREAD_CPUTIME_ID: the wall time less what preemption took).
+  // in it (CLOCK_THREAD_CPUTIME_ID: the wall time less what preemption took), and the wall time
+  // of its three phases: draining the ring into the caches, publishing the changed books, and
+  // publishing the read side (markets, accounts, history).
   struct BatchSample {
     uint32_t ns;
     uint32_t updates;
     uint32_t cpu_ns;
+    uint32_t drain_ns = 0, books_ns = 0, read_ns = 0;
   };
   const std::vector<BatchSample>& batch_samples() const { return batch_samples_; }
 
