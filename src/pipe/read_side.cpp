@@ -43,18 +43,19 @@ const AccountView* AccountTable::find(AccountIndex a) const {
 // The entry of account `a`, claimed for it (`fresh`) if it has none; nullptr when the table is
 // full. The key is claimed with a CAS, so seeding threads may claim at once; a reader that finds
 // the key before its view is stored sees no view yet, as it would a moment earlier.
-AccountTable::Entry* AccountTable::claim(AccountIndex a, bool& fresh) {
+AccountTable::Entry* AccountTable::claim(AccountIndex a, bool& fresh, bool reserved) {
   fresh = false;
   for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
     Entry& e = entries_[i];
     uint64_t k = e.key.load(std::memory_order_acquire);
     if (k == 0) {
-      if ((size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7) break;
+      if (!reserved && (size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7)
+        break;
       if (!e.key.compare_exchange_strong(k, a + 1, std::memory_order_acq_rel)) {
         if (k == a + 1) return &e;  // another thread claimed it for the same account
         continue;                   // another account took the slot: probe on
       }
-      size_.fetch_add(1, std::memory_order_relaxed);
+      if (!reserved) size_.fetch_add(1, std::memory_order_relaxed);
       fresh = true;
       return &e;
     }
@@ -73,12 +74,26 @@ bool AccountTable::publish(std::unique_ptr<AccountView> v) {
   return true;
 }
 
-bool AccountTable::insert_concurrent(std::unique_ptr<AccountView> v) {
-  bool fresh = false;
-  Entry* e = claim(v->index, fresh);
-  if (e == nullptr || !fresh) return false;  // full, or a second insert of one account
-  e->view.store(v.release(), std::memory_order_release);
-  return true;
+size_t AccountTable::insert_concurrent(std::vector<std::unique_ptr<AccountView>>& views) {
+  const size_t n = views.size();
+  // The shared count once per batch, not once per view (its line bounces between the threads).
+  const size_t before = size_.fetch_add(n, std::memory_order_relaxed);
+  const bool reserved = (before + n) * 10 <= entries_.size() * 7;
+  if (!reserved) size_.fetch_sub(n, std::memory_order_relaxed);  // one at a time, then
+  size_t in = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 8 < n) __builtin_prefetch(&entries_[slot_of(views[i + 8]->index)], 1);
+    bool fresh = false;
+    Entry* e = claim(views[i]->index, fresh, reserved);
+    if (e == nullptr || !fresh) {  // full, or a second view of one account
+      if (reserved) size_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    e->view.store(views[i].release(), std::memory_order_release);
+    ++in;
+  }
+  views.clear();
+  return in;
 }
 
 std::unique_ptr<AccountView> AccountTable::take_spare() {

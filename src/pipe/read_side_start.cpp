@@ -126,6 +126,8 @@ void ReadSide::seed_markets(const Engine& e, int64_t now_ns) {
 // per account is what a start at 1M accounts can afford. Reads only the engine and cfg_.
 void ReadSide::seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size_t end) {
   std::vector<OrderView> orders;
+  std::vector<std::unique_ptr<AccountView>> views;
+  views.reserve(std::min(end - begin, size_t{4096}));
   const auto& accounts = e.accounts();
   for (size_t ai = begin; ai < end && ai < accounts.size(); ++ai) {
     const Account& a = accounts[ai];
@@ -168,8 +170,10 @@ void ReadSide::seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size
     v->open_order_count = static_cast<uint32_t>(orders.size());
     v->engine_ts_ns = now_ns;
     v->version = 1;
-    (void)accounts_.insert_concurrent(std::move(v));
+    views.push_back(std::move(v));
+    if (views.size() == 4096) (void)accounts_.insert_concurrent(views);
   }
+  if (!views.empty()) (void)accounts_.insert_concurrent(views);
 }
 
 }  // namespace tachyon::pipe

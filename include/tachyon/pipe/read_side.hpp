@@ -192,9 +192,11 @@ class AccountTable {
 
   // Writer: false when the table is full (counted in refused()).
   bool publish(std::unique_ptr<AccountView> v);
-  // Before any reader and any publish(): the first view of an account not in the table, from any
-  // number of threads at once (distinct accounts). False when the table is full.
-  bool insert_concurrent(std::unique_ptr<AccountView> v);
+  // Before any reader and any publish(): the first views of accounts not in the table, a batch at
+  // a time, from any number of threads at once (distinct accounts). Room for the batch is taken
+  // with one update of the shared count and each entry prefetched a few views ahead. Returns how
+  // many went in; the others found the table full (counted in refused()). Empties `views`.
+  size_t insert_concurrent(std::vector<std::unique_ptr<AccountView>>& views);
   std::unique_ptr<AccountView> take_spare();  // a recycled view (vectors keep their capacity)
   void collect();
 
@@ -208,7 +210,8 @@ class AccountTable {
     uint64_t tag;
   };
   size_t slot_of(AccountIndex a) const;
-  Entry* claim(AccountIndex a, bool& fresh);
+  // `reserved`: the caller already counted the entry in size_ (and checked the room).
+  Entry* claim(AccountIndex a, bool& fresh, bool reserved = false);
   std::vector<Entry> entries_;
   size_t mask_;
   std::atomic<size_t> size_{0};
