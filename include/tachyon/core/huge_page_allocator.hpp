@@ -7,9 +7,10 @@
 // Huge pages can be deferred (a server's start): where a host hands out memory it reclaimed from
 // the guest slowly, the first touch of a huge page costs many times that of 512 small ones (this
 // VM: 0.3 GB/s against 2 GB/s; 16 GB/s for huge pages it used recently), and a start touches
-// ~1.3 GB. Blocks made while deferral is on fault in with 4 KiB pages (MADV_NOHUGEPAGE) and are
-// advised MADV_HUGEPAGE by promote_deferred_huge_pages(), for khugepaged to collapse in the
-// background.
+// ~1.3 GB. Blocks made while deferral is on get no advice, so they fault in with what the system
+// gives memory nobody advised (4 KiB pages, or multi-size THP folios such as 64 KiB where enabled:
+// docs/PERFORMANCE.md), and are advised MADV_HUGEPAGE by promote_deferred_huge_pages(), for
+// khugepaged to collapse in the background.
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -85,8 +86,7 @@ class HugePageAllocator {
     if (end > aligned + len)
       ::munmap(reinterpret_cast<void*>(aligned + len), end - (aligned + len));
     if (huge_pages::g_deferring.load(std::memory_order_relaxed)) {
-      (void)::madvise(reinterpret_cast<void*>(aligned), len, MADV_NOHUGEPAGE);
-      huge_pages::note(aligned, len);
+      huge_pages::note(aligned, len);  // no advice: the system's setting (small pages, or mTHP)
     } else {
       (void)::madvise(reinterpret_cast<void*>(aligned), len, MADV_HUGEPAGE);  // a hint: may be off
     }
