@@ -7,19 +7,24 @@
 # committer writes its replica and the sequencer is never stopped (the script checks that no
 # pause was logged) and prints the write times. Then it restarts the server on that data dir N
 # times (--starts) and prints how long each took to be ready (the server's "ready ... after
-# start" line: engine recovery, read side).
+# start" line: engine recovery, read side). With --idle S it waits S seconds before each start:
+# on a VM that hands freed memory back to its host, a start after a pause gets that memory back
+# slowly (docs/PERFORMANCE.md, "Start-up on memory the host reclaimed"). --existing reuses the
+# data dir a previous run built (no snapshots are taken).
 #
-#   scripts/snapshot_pause.sh [--from replica|fork] [--snapshots N] [--starts N] [--dir DIR]
-#                             [--no-build]
+#   scripts/snapshot_pause.sh [--from replica|fork] [--snapshots N] [--starts N] [--idle S]
+#                             [--dir DIR] [--no-build] [--existing]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n=20 starts=5 dir=/tmp/tachyon-snapshot-pause build=1 from=fork
+n=20 starts=5 dir=/tmp/tachyon-snapshot-pause build=1 from=fork idle=0 existing=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --snapshots) n="$2"; shift 2 ;;
     --starts) starts="$2"; shift 2 ;;
     --dir) dir="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
+    --idle) idle="$2"; shift 2 ;;
+    --existing) existing=1; shift ;;
     --from) from="$2"; shift 2 ;;
     *) echo "snapshot_pause.sh: unknown option $1 (see the header of this script)" >&2; exit 2 ;;
   esac
@@ -29,9 +34,13 @@ if [[ $build == 1 ]]; then
   cmake --build --preset release --target tachyon tachyon-cli bench_store >/dev/null
 fi
 bin=build/release/src/app
-rm -rf "$dir"
-echo "building the data dir (1M accounts, 1M resting orders) in $dir ..."
-TACHYON_BENCH_KEEP=1 build/release/bench/bench_store --snapshots-only --dir "$dir" >/dev/null
+if [[ $existing == 0 ]]; then
+  rm -rf "$dir"
+  echo "building the data dir (1M accounts, 1M resting orders) in $dir ..."
+  TACHYON_BENCH_KEEP=1 build/release/bench/bench_store --snapshots-only --dir "$dir" >/dev/null
+else
+  ls "$dir"/snapshot-*.snap >/dev/null 2>&1 || { echo "--existing: no snapshot in $dir" >&2; exit 2; }
+fi
 [[ $from == fork || $from == replica ]] || { echo "--from is fork or replica" >&2; exit 2; }
 printf '[store]\nsnapshot_from = "%s"\nsnapshot_every_txs = 0\nsnapshot_interval_s = 0\n' \
   "$from" >"$dir.toml"
@@ -47,6 +56,7 @@ start_server() {
     sleep 0.05
   done
 }
+if [[ $existing == 0 ]]; then
 log="$dir/server.log"
 start_server "$log"
 grep -E "recovered|listening|ready " "$log" | sed 's/^\[[^]]*\] \[[^]]*\] \[[^]]*\] /  /'
@@ -88,9 +98,11 @@ grep -o "sequencer paused [0-9]* us" "$log" | awk '{print $3}' | sort -n | awk -
     printf "snapshots: %d taken, %d written, %d failed\n", NR, w, f;
     printf "sequencer pause (us): p50 %d  p99 %d  max %d  min %d\n", p50, p99, v[NR], v[1] }'
 fi
-# Warm starts on the same data dir: each waits for the previous process to be gone.
+fi
+# Starts on the same data dir: each waits for the previous process to be gone (and --idle).
 for i in $(seq 1 "$starts"); do
   slog="$dir/start-$i.log"
+  [[ $idle == 0 ]] || sleep "$idle"
   start_server "$slog"
   kill -TERM $pid
   wait $pid || true
