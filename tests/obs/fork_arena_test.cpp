@@ -1,6 +1,8 @@
 // Memory a snapshot's fork() child never needs stays out of the child: the read side's jemalloc
 // arena (tachyon::dontfork_arena) and the committer's big blocks (t_big_blocks_outside_fork). The
 // child checks with msync, which fails with ENOMEM on an address that is not mapped.
+// Also: big blocks made while huge pages are deferred (a server's start) get the huge-page advice
+// only when promoted, read back from the mapping's VmFlags in /proc/self/smaps.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -8,7 +10,10 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <fstream>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "tachyon/core/alloc.hpp"
@@ -78,6 +83,55 @@ TEST(ForkArena, big_blocks_of_a_thread_marked_outside_fork_are_not_in_a_fork_chi
   EXPECT_EQ(out[0], 2u);
   alloc.deallocate(in, n);
   alloc.deallocate(out, n);
+}
+
+// The VmFlags of the mapping that holds p ("hg": MADV_HUGEPAGE, "nh": MADV_NOHUGEPAGE).
+std::string vm_flags(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = a >= lo && a < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line.substr(8) + " ";
+    }
+  }
+  return "";
+}
+
+bool has_flag(const std::string& flags, const char* f) {
+  return flags.find(std::string(" ") + f + " ") != std::string::npos;
+}
+
+TEST(HugePages, blocks_made_while_deferred_are_advised_only_when_promoted) {
+  HugePageAllocator<uint64_t> alloc;
+  const size_t n = (size_t{8} << 20) / sizeof(uint64_t);
+  uint64_t* now = alloc.allocate(n);
+  if (!has_flag(vm_flags(now), "hg")) {
+    alloc.deallocate(now, n);
+    GTEST_SKIP() << "MADV_HUGEPAGE is not recorded on this kernel";
+  }
+  defer_huge_pages();
+  uint64_t* kept = alloc.allocate(n);
+  uint64_t* freed = alloc.allocate(2 * n);
+  kept[0] = 1;
+  EXPECT_FALSE(has_flag(vm_flags(kept), "hg")) << vm_flags(kept);
+  EXPECT_FALSE(has_flag(vm_flags(kept), "nh")) << "no advice at all: the system's pages";
+  alloc.deallocate(freed, 2 * n);  // gone before the promotion: not advised, not counted
+  EXPECT_EQ(promote_deferred_huge_pages(), size_t{8} << 20);
+  EXPECT_TRUE(has_flag(vm_flags(kept), "hg")) << vm_flags(kept);
+  EXPECT_EQ(kept[0], 1u);
+  uint64_t* after = alloc.allocate(n);  // the deferral is over
+  EXPECT_TRUE(has_flag(vm_flags(after), "hg")) << vm_flags(after);
+  EXPECT_EQ(promote_deferred_huge_pages(), 0u);
+  alloc.deallocate(after, n);
+  alloc.deallocate(kept, n);
+  alloc.deallocate(now, n);
 }
 
 }  // namespace
