@@ -27,6 +27,7 @@ namespace tachyon {
 
 namespace huge_pages {
 inline std::atomic<bool> g_deferring{false};
+inline thread_local bool t_deferring = false;  // this thread only (the committer's replica)
 inline std::mutex g_mu;
 inline std::vector<std::pair<uintptr_t, size_t>> g_deferred;  // blocks made while deferring
 
@@ -42,6 +43,8 @@ inline void forget(uintptr_t p) {
 
 // From now on, big blocks fault in with small pages until promote_deferred_huge_pages().
 inline void defer_huge_pages() { huge_pages::g_deferring.store(true); }
+// The same for the blocks this thread makes until it calls it with false.
+inline void defer_huge_pages_on_this_thread(bool on) { huge_pages::t_deferring = on; }
 
 // Ends the deferral: the blocks made meanwhile (still mapped) are advised MADV_HUGEPAGE. Returns
 // their bytes.
@@ -85,7 +88,7 @@ class HugePageAllocator {
     const uintptr_t end = base + len + kHuge;
     if (end > aligned + len)
       ::munmap(reinterpret_cast<void*>(aligned + len), end - (aligned + len));
-    if (huge_pages::g_deferring.load(std::memory_order_relaxed)) {
+    if (huge_pages::t_deferring || huge_pages::g_deferring.load(std::memory_order_relaxed)) {
       huge_pages::note(aligned, len);  // no advice: the system's setting (small pages, or mTHP)
     } else {
       (void)::madvise(reinterpret_cast<void*>(aligned), len, MADV_HUGEPAGE);  // a hint: may be off
