@@ -51,7 +51,7 @@ struct Row {
   double slow_updates = 0;  // mean updates per batch in the slowest 1%
 };
 
-Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps) {
+Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bool apply_spins) {
   testing::TxBuilder b(realtime_ns());
   auto engine = bench::bench_world(b, kAccounts);
   std::vector<int64_t> nonce(kAccounts, 0);
@@ -79,6 +79,11 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps) {
   pipe::PipelineConfig pc;
   pc.workers = 1;
   pc.batch_samples = 1 << 22;
+  if (apply_spins) {  // the production mode: a busy-polling apply thread on a core of its own
+    pc.apply_wait = pipe::WaitStrategy::kSpin;
+    pc.apply_core = 1;
+    pc.sequencer_core = 0;
+  }
   pipe::Pipeline pl(pc, std::move(engine), nullptr, nullptr);
   pl.start();
   // What each submitted tx was, by cookie, to keep the orders that rested.
@@ -210,7 +215,7 @@ int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
   // Warm-up: how many updates a tx of this flow makes.
   ::prctl(PR_SET_TIMERSLACK, 1UL);  // a sleeping generator wakes when its next tx is due
-  const Row warm = run(10'000, 1.0, 1, false);
+  const Row warm = run(10'000, 1.0, 1, false, false);
   std::printf("## Apply time per batch over a book of 2 x %d levels (µs)\n\n", kLevels);
   std::printf("warm-up: %.2f updates per tx at %.0f tx/s\n\n", warm.updates_per_tx, warm.tx_rate);
   std::printf(
@@ -220,11 +225,18 @@ int main(int argc, char** argv) {
       "update |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::string notes, phases;
   // The generator either spins until its next tx is due (taking one of this machine's two vCPUs
-  // from the pipeline's threads) or sleeps until then; the two alternate, same target and seed.
+  // from the pipeline's threads) or sleeps until then; in the third mode it sleeps and the apply
+  // thread busy-polls, pinned to CPU 1 (the sequencer to CPU 0, with the generator). The modes
+  // alternate, same target and seed.
+  struct Mode {
+    bool sleeps, apply_spins;
+    const char* name;
+  };
   for (double target : {20'000.0, 200'000.0})
-    for (const bool sleeps : {false, true}) {
-      const char* const gen = sleeps ? "sleeps" : "spins";
-      const Row r = run(target / warm.updates_per_tx, seconds, 2, sleeps);
+    for (const Mode mode : {Mode{false, false, "spins"}, Mode{true, false, "sleeps"},
+                            Mode{true, true, "sleeps; apply spins on CPU 1"}}) {
+      const char* const gen = mode.name;
+      const Row r = run(target / warm.updates_per_tx, seconds, 2, mode.sleeps, mode.apply_spins);
       static const char* const kPhase[3] = {"drain into the caches", "publish the books",
                                             "publish the read side"};
       for (int k = 0; k < 3; ++k) {

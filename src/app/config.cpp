@@ -165,6 +165,7 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
   }
   if (const toml::table* t = root["threads"].as_table()) {
     TRY(get_str(*t, "wait_strategy", c.wait_strategy, origin));
+    TRY(get_str(*t, "apply_wait_strategy", c.apply_wait_strategy, origin));
     TRY(get_int(*t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
     TRY(get_int(*t, "apply_core", c.apply_core, origin, -1, 4095));
     TRY(get_int(*t, "sched_fifo_priority", c.sched_fifo_priority, origin, 0, 99));
@@ -207,6 +208,11 @@ Status check_config(const Config& c) {
   if (c.wait_strategy != "spin" && c.wait_strategy != "spin_then_park" && c.wait_strategy != "park")
     return Status::error("threads.wait_strategy must be spin, spin_then_park or park, not '" +
                          c.wait_strategy + "'");
+  if (!c.apply_wait_strategy.empty() && c.apply_wait_strategy != "spin" &&
+      c.apply_wait_strategy != "spin_then_park" && c.apply_wait_strategy != "park")
+    return Status::error(
+        "threads.apply_wait_strategy must be empty, spin, spin_then_park or park, not '" +
+        c.apply_wait_strategy + "'");
   if (c.obs_detail != "off" && c.obs_detail != "loadtest")
     return Status::error("obs.detail must be off or loadtest, not '" + c.obs_detail + "'");
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
@@ -256,10 +262,11 @@ std::string describe(const Config& c) {
     << "\nimpact_notional = " << c.engine.impact_notional
     << "\nliquidation_fee = " << c.engine.liquidation_fee
     << "\nfunding_sample_ms = " << c.funding_sample_ms << "\n\n[threads]\nwait_strategy = \""
-    << c.wait_strategy << "\"\nsequencer_core = " << c.sequencer_core
-    << "\napply_core = " << c.apply_core << "\nsched_fifo_priority = " << c.sched_fifo_priority
-    << "\n\n[log]\nfile = \"" << c.log_file << "\"\nlevel = \"" << c.log_level
-    << "\"\n\n[obs]\ndetail = \"" << c.obs_detail << "\"\ntrace_dir = \"" << c.trace_dir
+    << c.wait_strategy << "\"\napply_wait_strategy = \"" << c.apply_wait_strategy
+    << "\"\nsequencer_core = " << c.sequencer_core << "\napply_core = " << c.apply_core
+    << "\nsched_fifo_priority = " << c.sched_fifo_priority << "\n\n[log]\nfile = \"" << c.log_file
+    << "\"\nlevel = \"" << c.log_level << "\"\n\n[obs]\ndetail = \"" << c.obs_detail
+    << "\"\ntrace_dir = \"" << c.trace_dir
     << "\"\ntrace_events_per_thread = " << c.trace_events_per_thread
     << "\ntrace_window_ms = " << c.trace_window_ms
     << "\ntrace_min_interval_s = " << c.trace_min_interval_s

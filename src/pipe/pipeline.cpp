@@ -501,7 +501,7 @@ void Pipeline::apply_loop() {
     std::lock_guard lk(placement_mu_);
     placement_ += pl.report + "; ";
   }
-  Idler idler(cfg_.wait, apply_bell_);
+  Idler idler(cfg_.apply_wait.value_or(cfg_.wait), apply_bell_);
   PipeMetrics* const m = cfg_.metrics;
   tachyon::Track* const track = m != nullptr ? m->apply_track : nullptr;
   const bool detail = m != nullptr && m->detail;

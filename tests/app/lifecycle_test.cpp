@@ -89,6 +89,8 @@ TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
       {"[nonsense]\n", "unknown section [nonsense]"},
       {"[store]\nsnapshot_from = \"magic\"\n",
        "'snapshot_from' must be \"replica\" or \"fork\", not \"magic\""},
+      {"[threads]\napply_wait_strategy = \"nap\"\n",
+       "threads.apply_wait_strategy must be empty, spin, spin_then_park or park, not 'nap'"},
       {"[[markets]]\nid = 0\nsymbol = \"X\"\nsize_decimals = 5\nprice_decimals = 5\nindex_price = "
        "1\n"
        "default_imf = 500\nmin_imf = 200\nmmf = 120\ncmf = 80\nprice_band = "
