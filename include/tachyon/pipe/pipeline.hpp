@@ -41,7 +41,7 @@ struct PipelineConfig {
   size_t book_history = 1024;     // delta records kept per market (resume, orderBookUpdates)
   size_t batch_samples = 0;       // > 0: record the apply time of up to this many batches
   WaitStrategy wait = WaitStrategy::kSpinThenPark;
-  std::optional<WaitStrategy> apply_wait;  // the apply thread's, when not `wait`
+  std::optional<WaitStrategy> apply_wait{};  // the apply thread's, when not `wait`
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
   uint32_t max_readers = 16;  // reader threads per book snapshot
