@@ -317,9 +317,8 @@ Status Committer::start() {
     const auto t0 = std::chrono::steady_clock::now();
     // The replica faults in with small pages, as the server's engine does at its start, and
     // gets huge pages afterwards (huge_page_allocator.hpp).
-    defer_huge_pages_on_this_thread(true);
+    defer_huge_pages();
     Status prepared = prepare();
-    defer_huge_pages_on_this_thread(false);
     (void)promote_deferred_huge_pages();
     prepare_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (prepared.ok()) prepared_.store(true, std::memory_order_release);

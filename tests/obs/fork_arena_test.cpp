@@ -14,6 +14,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tachyon/core/alloc.hpp"
@@ -123,7 +124,14 @@ TEST(HugePages, blocks_made_while_deferred_are_advised_only_when_promoted) {
   EXPECT_FALSE(has_flag(vm_flags(kept), "hg")) << vm_flags(kept);
   EXPECT_FALSE(has_flag(vm_flags(kept), "nh")) << "no advice at all: the system's pages";
   alloc.deallocate(freed, 2 * n);  // gone before the promotion: not advised, not counted
+  uint64_t* other = nullptr;       // another thread's deferral is that thread's to end
+  std::thread([&] {
+    defer_huge_pages();
+    other = alloc.allocate(n);
+  }).join();
   EXPECT_EQ(promote_deferred_huge_pages(), size_t{8} << 20);
+  EXPECT_FALSE(has_flag(vm_flags(other), "hg")) << vm_flags(other);
+  alloc.deallocate(other, n);
   EXPECT_TRUE(has_flag(vm_flags(kept), "hg")) << vm_flags(kept);
   EXPECT_EQ(kept[0], 1u);
   uint64_t* after = alloc.allocate(n);  // the deferral is over

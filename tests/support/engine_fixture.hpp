@@ -38,6 +38,22 @@ struct Row {
   Reject expect;
 };
 
+// Each row's tx through run(tx) (the operator nonce synced first): its reject code is the row's,
+// and a refused tx leaves the state hash as it was.
+template <typename Run>
+void run_rows(const Engine& engine, TxBuilder& b, const std::vector<Row>& rows, Run&& run) {
+  for (const Row& r : rows) {
+    const uint64_t before = engine.state_hash();
+    b.sync_op_nonce(engine.operator_next_nonce());
+    const TxResult res = run(r.make());
+    EXPECT_EQ(reject_code(res.reject), reject_code(r.expect))
+        << r.what << ": got " << reject_message(res.reject);
+    if (!res.ok()) {
+      EXPECT_EQ(engine.state_hash(), before) << r.what << ": a refused tx changed the state";
+    }
+  }
+}
+
 inline constexpr bool kBid = false;
 inline constexpr bool kAsk = true;
 inline constexpr Usdc kUsdc = 1'000'000;
@@ -68,16 +84,7 @@ class EngineTest : public ::testing::Test {
   }
 
   void run_table(const std::vector<Row>& rows) {
-    for (const Row& r : rows) {
-      const uint64_t before = engine.state_hash();
-      b.sync_op_nonce(engine.operator_next_nonce());
-      const TxResult res = run(r.make());
-      EXPECT_EQ(reject_code(res.reject), reject_code(r.expect))
-          << r.what << ": got " << reject_message(res.reject);
-      if (!res.ok()) {
-        EXPECT_EQ(engine.state_hash(), before) << r.what << ": a rejected tx changed the state";
-      }
-    }
+    run_rows(engine, b, rows, [this](const Tx& tx) { return run(tx); });
   }
 
   Lots level_size(bool is_ask, size_t i) const {

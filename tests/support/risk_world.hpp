@@ -66,16 +66,7 @@ class World {
     table({{std::move(what), std::move(make), Reject::kOk}});
   }
   void table(const std::vector<Row>& rows) {
-    for (const Row& r : rows) {
-      const uint64_t before = engine.state_hash();
-      b.sync_op_nonce(engine.operator_next_nonce());
-      const TxResult res = run(r.make());
-      EXPECT_EQ(reject_code(res.reject), reject_code(r.expect))
-          << r.what << ": got " << reject_message(res.reject);
-      if (!res.ok()) {
-        EXPECT_EQ(engine.state_hash(), before) << r.what << ": refused, yet changed";
-      }
-    }
+    run_rows(engine, b, rows, [this](const Tx& tx) { return run(tx); });
   }
 
   int64_t N(AccountIndex a) const { return engine.account(a)->key(0)->next_nonce; }

@@ -4,13 +4,15 @@
 // fork() of a copy-on-write snapshot cheaper (the kernel copies page tables, not pages) and cut
 // TLB misses. Small blocks use the ordinary allocator.
 //
-// Huge pages can be deferred (a server's start): where a host hands out memory it reclaimed from
-// the guest slowly, the first touch of a huge page costs many times that of 512 small ones (this
-// VM: 0.3 GB/s against 2 GB/s; 16 GB/s for huge pages it used recently), and a start touches
-// ~1.3 GB. Blocks made while deferral is on get no advice, so they fault in with what the system
-// gives memory nobody advised (4 KiB pages, or multi-size THP folios such as 64 KiB where enabled:
-// docs/PERFORMANCE.md), and are advised MADV_HUGEPAGE by promote_deferred_huge_pages(), for
-// khugepaged to collapse in the background.
+// Huge pages can be deferred, per thread (the server's main thread while it starts, the committer's
+// while it builds its replica): where a host hands out memory it reclaimed from the guest slowly,
+// the first touch of a huge page costs many times that of 512 small ones (this VM: 0.3 GB/s
+// against 2 GB/s; 16 GB/s for huge pages it used recently), and a start touches ~1.3 GB. Blocks a
+// deferring thread makes get no advice, so they fault in with what the system gives memory nobody
+// advised (4 KiB pages, or multi-size THP folios such as 64 KiB where enabled:
+// docs/PERFORMANCE.md), and are advised MADV_HUGEPAGE when that thread calls
+// promote_deferred_huge_pages(), for khugepaged to collapse in the background. A block may be
+// freed on another thread meanwhile (the engine moves to the sequencer): the list is shared.
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -20,43 +22,49 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <thread>
 #include <utility>
 #include <vector>
 
 namespace tachyon {
 
 namespace huge_pages {
-inline std::atomic<bool> g_deferring{false};
-inline thread_local bool t_deferring = false;  // this thread only (the committer's replica)
+inline thread_local bool t_deferring = false;
+struct Deferred {
+  uintptr_t p;
+  size_t len;
+  std::thread::id maker;
+};
 inline std::mutex g_mu;
-inline std::vector<std::pair<uintptr_t, size_t>> g_deferred;  // blocks made while deferring
+inline std::vector<Deferred> g_deferred;  // still mapped, not yet advised
 
 inline void note(uintptr_t p, size_t len) {
   const std::lock_guard lk(g_mu);
-  g_deferred.emplace_back(p, len);
+  g_deferred.push_back(Deferred{p, len, std::this_thread::get_id()});
 }
 inline void forget(uintptr_t p) {
   const std::lock_guard lk(g_mu);
-  std::erase_if(g_deferred, [p](const auto& b) { return b.first == p; });
+  std::erase_if(g_deferred, [p](const Deferred& d) { return d.p == p; });
 }
 }  // namespace huge_pages
 
-// From now on, big blocks fault in with small pages until promote_deferred_huge_pages().
-inline void defer_huge_pages() { huge_pages::g_deferring.store(true); }
-// The same for the blocks this thread makes until it calls it with false.
-inline void defer_huge_pages_on_this_thread(bool on) { huge_pages::t_deferring = on; }
+// The big blocks this thread makes from now on get no page-size advice, until it calls
+// promote_deferred_huge_pages().
+inline void defer_huge_pages() { huge_pages::t_deferring = true; }
 
-// Ends the deferral: the blocks made meanwhile (still mapped) are advised MADV_HUGEPAGE. Returns
-// their bytes.
+// Ends this thread's deferral: the blocks it made meanwhile (those still mapped) are advised
+// MADV_HUGEPAGE. Returns their bytes.
 inline size_t promote_deferred_huge_pages() {
+  huge_pages::t_deferring = false;
   const std::lock_guard lk(huge_pages::g_mu);
-  huge_pages::g_deferring.store(false);
+  const std::thread::id me = std::this_thread::get_id();
   size_t bytes = 0;
-  for (const auto& [p, len] : huge_pages::g_deferred) {
-    (void)::madvise(reinterpret_cast<void*>(p), len, MADV_HUGEPAGE);
-    bytes += len;
-  }
-  huge_pages::g_deferred.clear();
+  std::erase_if(huge_pages::g_deferred, [&](const huge_pages::Deferred& d) {
+    if (d.maker != me) return false;
+    (void)::madvise(reinterpret_cast<void*>(d.p), d.len, MADV_HUGEPAGE);
+    bytes += d.len;
+    return true;
+  });
   return bytes;
 }
 
@@ -88,7 +96,7 @@ class HugePageAllocator {
     const uintptr_t end = base + len + kHuge;
     if (end > aligned + len)
       ::munmap(reinterpret_cast<void*>(aligned + len), end - (aligned + len));
-    if (huge_pages::t_deferring || huge_pages::g_deferring.load(std::memory_order_relaxed)) {
+    if (huge_pages::t_deferring) {
       huge_pages::note(aligned, len);  // no advice: the system's setting (small pages, or mTHP)
     } else {
       (void)::madvise(reinterpret_cast<void*>(aligned), len, MADV_HUGEPAGE);  // a hint: may be off
