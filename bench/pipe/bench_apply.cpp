@@ -12,8 +12,12 @@
 // batch and the apply thread's CPU time in it (the difference is preemption). Allocations are
 // the whole process's, per update, after the first quarter of each row.
 //
-// Usage: bench_apply [seconds per row]   (default 3)
+// Usage: bench_apply [seconds per row] [--by-type]   (default 3)
+// --by-type: one row (20k updates/s, the apply thread spinning on CPU 1) with each update's apply
+// time by update type (two clock reads around each: the pipeline's load-test detail), to see
+// which kind of update the time goes to.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -29,14 +33,14 @@
 #include "../engine/alloc_counter.hpp"
 #include "bench_world.hpp"
 #include "tachyon/core/clock.hpp"
+#include "tachyon/core/histogram.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
 using namespace tachyon;
 
 namespace {
 
-constexpr Ticks kMid = 300000;
-constexpr int kLevels = 400, kAccounts = 200;
+constexpr int kLevels = bench::ApplyFlow::kLevels;
 
 struct Row {
   double tx_rate = 0, updates_per_s = 0, updates_per_tx = 0, updates_per_batch = 0;
@@ -51,31 +55,13 @@ struct Row {
   double slow_updates = 0;  // mean updates per batch in the slowest 1%
 };
 
+// Per update type, with --by-type (the pipeline's load-test detail histograms).
+std::array<Histogram, pipe::kUpdateTypeSlots>* g_by_type = nullptr;
+
 Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bool apply_spins) {
   testing::TxBuilder b(realtime_ns());
-  auto engine = bench::bench_world(b, kAccounts);
-  std::vector<int64_t> nonce(kAccounts, 0);
-  struct Mine {
-    AccountIndex a;
-    OrderIndex index;
-  };
-  std::vector<Mine> resting;
-  std::mt19937_64 rng(seed);
-  NullSink sink;
-  uint64_t seq = engine->last_seq();
-  // The book: level k on each side holds 1 + (k * 7 + side) % 12 orders of 1-10 lots.
-  for (int side = 0; side < 2; ++side) {
-    for (int k = 1; k <= kLevels; ++k) {
-      for (int i = 0; i < 1 + (k * 7 + side) % 12; ++i) {
-        const auto a = static_cast<AccountIndex>(rng() % kAccounts);
-        Tx tx = b.limit(100 + a, nonce[a]++, 0, side == 1, side ? kMid + k : kMid - k,
-                        1 + static_cast<Lots>(rng() % 10));
-        tx.h.seq = ++seq;
-        const TxResult r = engine->execute(tx, sink);
-        if (r.reject == Reject::kOk) resting.push_back({100 + a, r.order_index});
-      }
-    }
-  }
+  bench::ApplyFlow flow(b, seed);
+  auto engine = flow.world();
   pipe::PipelineConfig pc;
   pc.workers = 1;
   pc.batch_samples = 1 << 22;
@@ -83,6 +69,12 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
     pc.apply_wait = pipe::WaitStrategy::kSpin;
     pc.apply_core = 1;
     pc.sequencer_core = 0;
+  }
+  pipe::PipeMetrics pm;
+  if (g_by_type != nullptr) {
+    pm.detail = true;
+    for (size_t t = 0; t < pipe::kUpdateTypeSlots; ++t) pm.apply_update_ns[t] = &(*g_by_type)[t];
+    pc.metrics = &pm;
   }
   pipe::Pipeline pl(pc, std::move(engine), nullptr, nullptr);
   pl.start();
@@ -94,35 +86,13 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
   const int64_t t0 = realtime_ns() + 1'000'000;
   uint64_t sent = 0, got = 0, busy = 0, refused = 0, allocs_at = 0, got_at = 0;
   std::map<int, uint64_t> refused_by;
-  std::uniform_real_distribution<double> unit(0, 1);
   while (got < sent || sent < n) {
     const int64_t due = t0 + static_cast<int64_t>(sent) * gap;
     if (sent < n && realtime_ns() >= due) {
-      const auto a = static_cast<AccountIndex>(rng() % kAccounts);
-      const uint64_t kind = rng() % 100;
-      const bool ask = rng() % 2 == 1;
-      Tx tx;
       AccountIndex limit_account = 0;
-      if (kind < 55 || (kind < 90 && resting.empty())) {
-        const auto d = static_cast<Ticks>(1 + kLevels * std::pow(unit(rng), 3.0));
-        tx = b.limit(100 + a, nonce[a], 0, ask, ask ? kMid + d : kMid - d,
-                     1 + static_cast<Lots>(rng() % 10));
-        limit_account = 100 + a;
-      } else if (kind < 90) {
-        const size_t i = rng() % resting.size();
-        const Mine m = resting[i];
-        resting[i] = resting.back();
-        resting.pop_back();
-        tx = b.cancel(m.a, nonce[m.a - 100], 0, m.index);
-      } else {
-        tx = b.market(100 + a, nonce[a], 0, ask, ask ? kMid - kLevels : kMid + kLevels,
-                      5 + static_cast<Lots>(rng() % 26));
-      }
-      // Nonces may skip (as a client pipelining txs does): a refused tx, e.g. the cancel of an
-      // order that filled meanwhile, consumes none, and the account's next tx must still go.
-      tx.h.flags |= kTxFlagSkipNonce;
+      const Tx tx = flow.next(limit_account);
       if (pl.submit(0, tx, sent, due)) {
-        ++nonce[tx.h.account - 100];
+        flow.sent(tx);
         limit_of.push_back(limit_account);
         ++sent;
       } else {
@@ -134,8 +104,8 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
         ++refused;
         ++refused_by[static_cast<int>(r.reject)];
       } else if (limit_of[r.cookie] != 0 && r.order_index != 0) {
-        resting.push_back({limit_of[r.cookie], r.order_index});  // it may have filled: a cancel
-      }                                                          // of it is then refused
+        flow.rested(limit_of[r.cookie], r.order_index);  // it may have filled: a cancel of it
+      }                                                  // is then refused
     });
     if (got_at == 0 && got >= n / 4) {  // the first quarter is warm-up
       got_at = got;
@@ -212,10 +182,44 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  double seconds = 3.0;
+  bool by_type = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--by-type") {
+      by_type = true;
+    } else {
+      seconds = std::atof(argv[i]);
+    }
+  }
   // Warm-up: how many updates a tx of this flow makes.
   ::prctl(PR_SET_TIMERSLACK, 1UL);  // a sleeping generator wakes when its next tx is due
   const Row warm = run(10'000, 1.0, 1, false, false);
+  if (by_type) {
+    static std::array<Histogram, pipe::kUpdateTypeSlots> hist;
+    g_by_type = &hist;
+    const Row r = run(20'000 / warm.updates_per_tx, seconds, 2, true, true);
+    std::printf("## Apply time per update by type (ns), 20k updates/s, apply spins on CPU 1\n\n");
+    std::printf("batch: p50 %.2f µs, p99 %.2f µs, %.2f updates per batch\n\n", r.p50, r.p99,
+                r.updates_per_batch);
+    static const char* const kNames[] = {
+        "",        "tx_result", "order_added", "order_reduced", "order_removed",
+        "trade",   "position",  "balance",     "mark_price",    "market",
+        "account", "api_key",   "funding",     "risk"};
+    std::printf(
+        "| update | count | share of the time | mean | p50 | p99 |\n|---|---|---|---|---|---|\n");
+    uint64_t total = 0;
+    for (const auto& h : hist) total += h.snapshot().sum;
+    for (size_t t = 1; t < std::size(kNames); ++t) {
+      const HistogramSnapshot s = hist[t].snapshot();
+      if (s.count == 0) continue;
+      std::printf("| %s | %llu | %.1f%% | %.0f | %llu | %llu |\n", kNames[t],
+                  static_cast<unsigned long long>(s.count), 100.0 * s.sum / total,
+                  static_cast<double>(s.sum) / s.count,
+                  static_cast<unsigned long long>(s.quantile(0.5)),
+                  static_cast<unsigned long long>(s.quantile(0.99)));
+    }
+    return 0;
+  }
   std::printf("## Apply time per batch over a book of 2 x %d levels (µs)\n\n", kLevels);
   std::printf("warm-up: %.2f updates per tx at %.0f tx/s\n\n", warm.updates_per_tx, warm.tx_rate);
   std::printf(

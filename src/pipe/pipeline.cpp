@@ -12,11 +12,13 @@
 namespace tachyon::pipe {
 
 namespace {
-// Position of a price in a side kept best first.
+// Position of a price in a side kept worst first: the touch, where most levels come and go, is
+// the back of the vector (an insert or erase there moves nothing; best first, a new best level
+// moved every level of the side, ~10 KB at 400 levels).
 size_t level_pos(const std::vector<PriceLevel>& v, bool is_ask, Ticks price) {
   return static_cast<size_t>(std::lower_bound(v.begin(), v.end(), price,
                                               [is_ask](const PriceLevel& l, Ticks p) {
-                                                return is_ask ? l.price < p : l.price > p;
+                                                return is_ask ? l.price > p : l.price < p;
                                               }) -
                              v.begin());
 }
@@ -139,6 +141,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
               Queued{o.order_index, o.account, o.remaining, o.initial, o.expiry_ms});
         }
       }
+      std::reverse(levels.begin(), levels.end());  // kept worst first (level_pos)
     }
     // Into the order map with each bucket prefetched 16 orders ahead: an insert is otherwise a
     // cache (and TLB) miss into a table of 1M orders, and this thread's books are what the
@@ -381,8 +384,8 @@ void Pipeline::publish_changed() {
     s->begin_nonce = c.nonce;
     s->nonce = ++c.nonce;
     s->engine_ts_ns = c.engine_ts_ns;
-    s->bids.assign(c.bids.levels.begin(), c.bids.levels.end());
-    s->asks.assign(c.asks.levels.begin(), c.asks.levels.end());
+    s->bids.assign(c.bids.levels.rbegin(), c.bids.levels.rend());  // best first
+    s->asks.assign(c.asks.levels.rbegin(), c.asks.levels.rend());
     s->bid_orders.clear();
     s->ask_orders.clear();
     auto take = [&](auto it, bool is_ask, std::vector<BookOrder>& out) {

@@ -3,6 +3,8 @@
 #include "tachyon/engine/engine.hpp"
 
 #include <algorithm>
+#include <span>
+#include <type_traits>
 
 namespace tachyon::pipe {
 
@@ -309,7 +311,10 @@ void ReadSide::on_trade(const StateUpdate& u) {
   ++m.view.trade_count;
   m.view.engine_ts_ns = u.time_ns;
   touch(m);
-  if (m.trades.size() == kHistoryTrades) m.trades.erase(m.trades.begin());
+  // The last kHistoryTrades are the window; the vector trims kHistoryTrades at a time (trimming
+  // one per trade moved the whole window, 11 KB, on every trade).
+  if (m.trades.size() == 2 * kHistoryTrades)
+    m.trades.erase(m.trades.begin(), m.trades.begin() + kHistoryTrades);
   m.trades.push_back(rec);
   trade_logs_[t.market]->append(rec);
   const int64_t t_ms = u.time_ns / 1'000'000;
@@ -515,7 +520,8 @@ namespace {
 // change except the last `mutable_tail` ones (an open candle). What the two share is kept: the
 // front trimmed, the tail copied. Anything else (no common first element) is a full copy.
 template <typename T, typename Key>
-void refresh_window(std::vector<T>& dst, const std::vector<T>& src, size_t mutable_tail, Key key) {
+void refresh_window(std::vector<T>& dst, std::type_identity_t<std::span<const T>> src,
+                    size_t mutable_tail, Key key) {
   if (dst.empty() || src.empty()) {
     dst.assign(src.begin(), src.end());
     return;
@@ -548,7 +554,9 @@ void ReadSide::publish_history(MarketState& m) {
   }
   h->id = m.view.id;
   h->writer_epoch = m.history_epoch;
-  refresh_window(h->trades, m.trades, 0, [](const TradeRecord& t) { return t.t.trade_id; });
+  const std::span<const TradeRecord> trades(m.trades);  // the window: the last kHistoryTrades
+  refresh_window(h->trades, trades.last(std::min(trades.size(), kHistoryTrades)), 0,
+                 [](const TradeRecord& t) { return t.t.trade_id; });
   for (int r = 0; r < kResolutions; ++r)  // the last candle may be open: copied again
     refresh_window(h->candles[r], m.candles[r], 1, [](const Candle& c) { return c.start_ms; });
   refresh_window(h->fundings, m.fundings, 0, [](const FundingRecord& f) { return f.time_ms; });

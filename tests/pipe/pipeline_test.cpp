@@ -143,5 +143,72 @@ TEST(Pipeline, a_full_ingress_ring_answers_busy_instead_of_blocking) {
   EXPECT_EQ(p.stats().ring_full, 12u);
 }
 
+// The book caches keep each side worst first (the touch at the back): a pipeline started on a book
+// publishes it best first, and new best and worst levels, a swept best level and a canceled middle
+// level keep every snapshot equal to the engine's book, level by level.
+TEST(Pipeline, book_snapshots_stay_best_first_through_new_and_emptied_levels) {
+  TxBuilder b(realtime_ns());  // the sequencer stamps the real time: orders stay unexpired
+  uint64_t seq = 0;
+  auto engine = funded_engine(b, seq);
+  NullSink sink;
+  std::vector<int64_t> nonce(20, 0);
+  auto run = [&](Engine& e, Tx tx) {
+    tx.h.seq = ++seq;
+    const TxResult r = e.execute(tx, sink);
+    EXPECT_TRUE(r.ok());
+    ++nonce[tx.h.account - 100];
+    return r.order_index;
+  };
+  OrderIndex middle_bid = 0;
+  for (Ticks d : {5, 1, 9, 3, 7}) {  // five levels a side, out of price order
+    const OrderIndex bid = run(*engine, b.limit(100, nonce[0], 0, false, 300000 - 10 * d, 2));
+    run(*engine, b.limit(101, nonce[1], 0, true, 300000 + 10 * d, 2));
+    if (d == 5) middle_bid = bid;
+  }
+  pipe::PipelineConfig pc;
+  pc.workers = 1;
+  pipe::Pipeline p(pc, std::move(engine), nullptr, nullptr);
+  auto same_as_engine = [&](const char* when) {
+    const Market* m = p.engine().market(0);
+    auto reader = p.book(0).reader();
+    reader.read([&](const pipe::BookSnapshot* s) {
+      EXPECT_NE(s, nullptr) << when;
+      if (s == nullptr) return 0;
+      for (int side = 0; side < 2; ++side) {
+        const auto& levels = side ? s->asks : s->bids;
+        EXPECT_EQ(levels.size(), m->book.level_count(side)) << when;
+        for (size_t i = 0; i < std::min(levels.size(), m->book.level_count(side)); ++i) {
+          EXPECT_EQ(levels[i].price, m->book.level(side, i).price) << when << " level " << i;
+          EXPECT_EQ(levels[i].size, m->book.level(side, i).total) << when << " level " << i;
+        }
+      }
+      return 0;
+    });
+  };
+  same_as_engine("at start");
+  EXPECT_EQ(p.engine().market(0)->book.level_count(0), 5u);
+  p.start();
+  const Tx txs[] = {
+      b.limit(102, nonce[2]++, 0, false, 299995, 1),   // a new best bid
+      b.limit(102, nonce[2]++, 0, false, 299000, 1),   // a new worst bid
+      b.market(103, nonce[3]++, 0, false, 300010, 2),  // sweeps the best ask level
+      b.cancel(100, nonce[0]++, 0, middle_bid),        // empties a middle bid level
+      b.limit(103, nonce[3]++, 0, true, 300005, 3),    // a new best ask
+  };
+  uint64_t sent = 0, got = 0;
+  for (const Tx& tx : txs) {
+    while (!p.submit(0, tx, sent, 0)) std::this_thread::yield();
+    ++sent;
+  }
+  while (got < sent) {
+    got += p.poll_results(0, [&](const pipe::Result& r) { EXPECT_EQ(r.reject, Reject::kOk); });
+    std::this_thread::yield();
+  }
+  p.stop();
+  EXPECT_EQ(p.engine().market(0)->book.level_count(0), 6u);  // 5 + best + worst - middle
+  EXPECT_EQ(p.engine().market(0)->book.level_count(1), 5u);  // 5 - swept + new best
+  same_as_engine("after the txs");
+}
+
 }  // namespace
 }  // namespace tachyon::testing

@@ -123,7 +123,7 @@ class Pipeline final : public Front {
     int64_t t_recv_ns;
   };
   struct Side {
-    std::vector<PriceLevel> levels;  // best first
+    std::vector<PriceLevel> levels;  // worst first: the touch is at the back
   };
   // A resting order's place in its book: side, price (best first), then arrival.
   struct QueueKey {

@@ -1,0 +1,134 @@
+// The read side alone, on one thread: what applying each update (ReadSide::apply) and publishing
+// a tx's changes (ReadSide::publish) cost, by update type, with the same updates applied back to
+// back and with the thread idle (spinning on the clock, as a busy-polling apply thread does) for
+// a while before each tx. The updates are bench_apply's flow (200 accounts, a book of 2 x 400
+// levels, 55% limit orders near the touch, 35% cancels, 10% market orders), executed on an engine
+// once and recorded; every row replays the same recorded txs on a fresh read side seeded from the
+// same engine state, after the same warm-up. At 20k updates/s (bench_apply's lower rate) a
+// busy-polling apply thread waits ~240 µs between txs.
+//
+// Usage: bench_read_side [txs per row]   (default 20000; the warm-up is 5000 more)
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include <immintrin.h>
+
+#include "bench_world.hpp"
+#include "tachyon/core/clock.hpp"
+#include "tachyon/pipe/read_side.hpp"
+
+using namespace tachyon;
+
+namespace {
+
+class Capture final : public UpdateSink {
+ public:
+  std::vector<StateUpdate> v;
+  void on_update(const StateUpdate& u) override { v.push_back(u); }
+};
+
+constexpr size_t kWarmTxs = 5000;
+
+struct Row {
+  std::array<uint64_t, 16> ns{}, count{};
+  uint64_t publish_ns = 0, txs = 0;
+  double per_tx() const {
+    uint64_t s = publish_ns;
+    for (uint64_t v : ns) s += v;
+    return static_cast<double>(s) / static_cast<double>(txs);
+  }
+  double mean(UpdateType t) const {
+    const auto i = static_cast<size_t>(t);
+    return count[i] == 0 ? 0 : static_cast<double>(ns[i]) / static_cast<double>(count[i]);
+  }
+};
+
+// Replays txs [0, tx_end.size()) on `rs`: the first kWarmTxs back to back and unmeasured, the
+// rest measured, each after `idle_ns` of spinning.
+Row replay(pipe::ReadSide& rs, const std::vector<StateUpdate>& updates,
+           const std::vector<size_t>& tx_end, int64_t idle_ns) {
+  Row row;
+  size_t u = 0;
+  for (size_t t = 0; t < tx_end.size(); ++t) {
+    const bool measured = t >= kWarmTxs;
+    if (measured && idle_ns > 0) {
+      const int64_t until = realtime_ns() + idle_ns;
+      while (realtime_ns() < until) _mm_pause();
+    }
+    for (; u < tx_end[t]; ++u) {
+      const int64_t a = realtime_ns();
+      rs.apply(updates[u]);
+      const int64_t z = realtime_ns();
+      if (measured) {
+        const auto i = static_cast<size_t>(updates[u].type) % row.ns.size();
+        row.ns[i] += static_cast<uint64_t>(z - a);
+        ++row.count[i];
+      }
+    }
+    const int64_t a = realtime_ns();
+    rs.publish(a, false);
+    if (measured) {
+      row.publish_ns += static_cast<uint64_t>(realtime_ns() - a);
+      ++row.txs;
+    }
+  }
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const size_t measured = argc > 1 ? static_cast<size_t>(std::atoll(argv[1])) : 20000;
+  const size_t n_txs = kWarmTxs + measured;
+  testing::TxBuilder b(realtime_ns());
+  bench::ApplyFlow flow(b, 1);
+  auto engine = flow.world();
+  uint64_t seq = engine->last_seq();
+  // One read side per row, seeded from the state the recorded flow starts from.
+  const int64_t kIdle[] = {0, 20'000, 200'000, 1'000'000};
+  constexpr size_t kRows = std::size(kIdle);
+  std::vector<std::unique_ptr<pipe::ReadSide>> sides;
+  for (size_t r = 0; r < kRows; ++r) {
+    sides.push_back(std::make_unique<pipe::ReadSide>(pipe::ReadSideConfig{}));
+    sides.back()->seed(*engine, realtime_ns());
+  }
+  Capture cap;
+  std::vector<size_t> tx_end;
+  for (size_t n = 0; n < n_txs; ++n) {
+    AccountIndex limit_account = 0;
+    Tx tx = flow.next(limit_account);
+    tx.h.seq = ++seq;
+    tx.h.time_ns = realtime_ns();
+    const TxResult r = engine->execute(tx, cap);
+    if (r.reject == Reject::kOk) {
+      flow.sent(tx);
+      if (limit_account != 0 && r.order_index != 0) flow.rested(limit_account, r.order_index);
+    }
+    tx_end.push_back(cap.v.size());
+  }
+  std::printf("## The read side alone: ns per update, back to back and after idling\n\n");
+  std::printf("%zu txs measured (after %zu back to back), %.2f updates per tx\n\n", measured,
+              kWarmTxs, static_cast<double>(cap.v.size()) / static_cast<double>(n_txs));
+  std::printf(
+      "| idle before each tx | order_added | order_removed | order_reduced | trade | position | "
+      "balance | tx_result | publish (per tx) | per tx | x back to back |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  double base = 0;
+  for (size_t r = 0; r < kRows; ++r) {
+    const Row row = replay(*sides[r], cap.v, tx_end, kIdle[r]);
+    if (r == 0) base = row.per_tx();
+    std::printf(
+        "| %.0f µs | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f |\n",
+        static_cast<double>(kIdle[r]) / 1e3, row.mean(UpdateType::kOrderAdded),
+        row.mean(UpdateType::kOrderRemoved), row.mean(UpdateType::kOrderReduced),
+        row.mean(UpdateType::kTrade), row.mean(UpdateType::kPosition),
+        row.mean(UpdateType::kBalance), row.mean(UpdateType::kTxResult),
+        static_cast<double>(row.publish_ns) / static_cast<double>(row.txs), row.per_tx(),
+        row.per_tx() / base);
+  }
+  return 0;
+}
