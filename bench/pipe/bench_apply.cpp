@@ -58,7 +58,8 @@ struct Row {
 // Per update type, with --by-type (the pipeline's load-test detail histograms).
 std::array<Histogram, pipe::kUpdateTypeSlots>* g_by_type = nullptr;
 
-Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bool apply_spins) {
+Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bool apply_spins,
+        bool keep_warm = true) {
   testing::TxBuilder b(realtime_ns());
   bench::ApplyFlow flow(b, seed);
   auto engine = flow.world();
@@ -69,6 +70,7 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
     pc.apply_wait = pipe::WaitStrategy::kSpin;
     pc.apply_core = 1;
     pc.sequencer_core = 0;
+    pc.keep_warm_rounds = keep_warm ? pc.keep_warm_rounds : 0;
   }
   pipe::PipeMetrics pm;
   if (g_by_type != nullptr) {
@@ -230,17 +232,20 @@ int main(int argc, char** argv) {
   std::string notes, phases;
   // The generator either spins until its next tx is due (taking one of this machine's two vCPUs
   // from the pipeline's threads) or sleeps until then; in the third mode it sleeps and the apply
-  // thread busy-polls, pinned to CPU 1 (the sequencer to CPU 0, with the generator). The modes
-  // alternate, same target and seed.
+  // thread busy-polls, pinned to CPU 1 (the sequencer to CPU 0, with the generator), keeping its
+  // caches warm while idle (PipelineConfig::keep_warm_rounds) or not. The modes alternate, same
+  // target and seed.
   struct Mode {
-    bool sleeps, apply_spins;
+    bool sleeps, apply_spins, keep_warm;
     const char* name;
   };
   for (double target : {20'000.0, 200'000.0})
-    for (const Mode mode : {Mode{false, false, "spins"}, Mode{true, false, "sleeps"},
-                            Mode{true, true, "sleeps; apply spins on CPU 1"}}) {
+    for (const Mode mode : {Mode{false, false, false, "spins"}, Mode{true, false, false, "sleeps"},
+                            Mode{true, true, false, "sleeps; apply spins on CPU 1"},
+                            Mode{true, true, true, "sleeps; apply spins on CPU 1, keeps warm"}}) {
       const char* const gen = mode.name;
-      const Row r = run(target / warm.updates_per_tx, seconds, 2, mode.sleeps, mode.apply_spins);
+      const Row r = run(target / warm.updates_per_tx, seconds, 2, mode.sleeps, mode.apply_spins,
+                        mode.keep_warm);
       static const char* const kPhase[3] = {"drain into the caches", "publish the books",
                                             "publish the read side"};
       for (int k = 0; k < 3; ++k) {

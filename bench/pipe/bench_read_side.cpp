@@ -50,14 +50,21 @@ struct Row {
 // Replays txs [0, tx_end.size()) on `rs`: the first kWarmTxs back to back and unmeasured, the
 // rest measured, each after `idle_ns` of spinning.
 Row replay(pipe::ReadSide& rs, const std::vector<StateUpdate>& updates,
-           const std::vector<size_t>& tx_end, int64_t idle_ns) {
+           const std::vector<size_t>& tx_end, int64_t idle_ns, bool warm) {
   Row row;
   size_t u = 0;
   for (size_t t = 0; t < tx_end.size(); ++t) {
     const bool measured = t >= kWarmTxs;
     if (measured && idle_ns > 0) {
       const int64_t until = realtime_ns() + idle_ns;
-      while (realtime_ns() < until) _mm_pause();
+      int64_t next_warm = 0;
+      for (int64_t now = realtime_ns(); now < until; now = realtime_ns()) {
+        if (warm && now >= next_warm) {
+          rs.keep_warm();
+          next_warm = now + 2'000;
+        }
+        _mm_pause();
+      }
     }
     for (; u < tx_end[t]; ++u) {
       const int64_t a = realtime_ns();
@@ -89,8 +96,16 @@ int main(int argc, char** argv) {
   auto engine = flow.world();
   uint64_t seq = engine->last_seq();
   // One read side per row, seeded from the state the recorded flow starts from.
-  const int64_t kIdle[] = {0, 20'000, 200'000, 1'000'000};
-  constexpr size_t kRows = std::size(kIdle);
+  // Rows: the idle time before each tx, and whether the idle thread calls ReadSide::keep_warm()
+  // every 2 µs meanwhile. The rows alternate with and without it.
+  struct RowSpec {
+    int64_t idle_ns;
+    bool warm;
+  };
+  const RowSpec kRowSpecs[] = {{0, false},       {20'000, false}, {20'000, true},
+                               {200'000, false}, {200'000, true}, {1'000'000, false},
+                               {1'000'000, true}};
+  constexpr size_t kRows = std::size(kRowSpecs);
   std::vector<std::unique_ptr<pipe::ReadSide>> sides;
   for (size_t r = 0; r < kRows; ++r) {
     sides.push_back(std::make_unique<pipe::ReadSide>(pipe::ReadSideConfig{}));
@@ -114,19 +129,21 @@ int main(int argc, char** argv) {
   std::printf("%zu txs measured (after %zu back to back), %.2f updates per tx\n\n", measured,
               kWarmTxs, static_cast<double>(cap.v.size()) / static_cast<double>(n_txs));
   std::printf(
-      "| idle before each tx | order_added | order_removed | order_reduced | trade | position | "
+      "| idle before each tx | keep_warm while idle | order_added | order_removed | order_reduced "
+      "| trade | position | "
       "balance | tx_result | publish (per tx) | per tx | x back to back |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   double base = 0;
   for (size_t r = 0; r < kRows; ++r) {
-    const Row row = replay(*sides[r], cap.v, tx_end, kIdle[r]);
+    const Row row = replay(*sides[r], cap.v, tx_end, kRowSpecs[r].idle_ns, kRowSpecs[r].warm);
     if (r == 0) base = row.per_tx();
     std::printf(
-        "| %.0f µs | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f |\n",
-        static_cast<double>(kIdle[r]) / 1e3, row.mean(UpdateType::kOrderAdded),
-        row.mean(UpdateType::kOrderRemoved), row.mean(UpdateType::kOrderReduced),
-        row.mean(UpdateType::kTrade), row.mean(UpdateType::kPosition),
-        row.mean(UpdateType::kBalance), row.mean(UpdateType::kTxResult),
+        "| %.0f µs | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f |\n",
+        static_cast<double>(kRowSpecs[r].idle_ns) / 1e3, kRowSpecs[r].warm ? "yes" : "no",
+        row.mean(UpdateType::kOrderAdded), row.mean(UpdateType::kOrderRemoved),
+        row.mean(UpdateType::kOrderReduced), row.mean(UpdateType::kTrade),
+        row.mean(UpdateType::kPosition), row.mean(UpdateType::kBalance),
+        row.mean(UpdateType::kTxResult),
         static_cast<double>(row.publish_ns) / static_cast<double>(row.txs), row.per_tx(),
         row.per_tx() / base);
   }

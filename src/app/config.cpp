@@ -166,6 +166,7 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
   if (const toml::table* t = root["threads"].as_table()) {
     TRY(get_str(*t, "wait_strategy", c.wait_strategy, origin));
     TRY(get_str(*t, "apply_wait_strategy", c.apply_wait_strategy, origin));
+    TRY(get_int(*t, "apply_keep_warm_rounds", c.apply_keep_warm_rounds, origin, 0, 1 << 20));
     TRY(get_int(*t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
     TRY(get_int(*t, "apply_core", c.apply_core, origin, -1, 4095));
     TRY(get_int(*t, "sched_fifo_priority", c.sched_fifo_priority, origin, 0, 99));
@@ -263,7 +264,8 @@ std::string describe(const Config& c) {
     << "\nliquidation_fee = " << c.engine.liquidation_fee
     << "\nfunding_sample_ms = " << c.funding_sample_ms << "\n\n[threads]\nwait_strategy = \""
     << c.wait_strategy << "\"\napply_wait_strategy = \"" << c.apply_wait_strategy
-    << "\"\nsequencer_core = " << c.sequencer_core << "\napply_core = " << c.apply_core
+    << "\"\napply_keep_warm_rounds = " << c.apply_keep_warm_rounds
+    << "\nsequencer_core = " << c.sequencer_core << "\napply_core = " << c.apply_core
     << "\nsched_fifo_priority = " << c.sched_fifo_priority << "\n\n[log]\nfile = \"" << c.log_file
     << "\"\nlevel = \"" << c.log_level << "\"\n\n[obs]\ndetail = \"" << c.obs_detail
     << "\"\ntrace_dir = \"" << c.trace_dir

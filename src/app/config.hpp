@@ -49,7 +49,8 @@ struct Config {
   EngineConfig engine;
   uint32_t funding_sample_ms = 60'000;  // the server's funding tick (premium sample); 0 = off
   std::string wait_strategy = "spin_then_park";
-  std::string apply_wait_strategy;  // empty: wait_strategy
+  std::string apply_wait_strategy;       // empty: wait_strategy
+  uint32_t apply_keep_warm_rounds = 64;  // a spinning apply thread's cache warming; 0: off
   int sequencer_core = -1;
   int apply_core = -1;
   int sched_fifo_priority = 0;

@@ -297,6 +297,7 @@ int serve(const app::Config& c) {
   (void)pipe::parse_wait_strategy(c.wait_strategy, pc.wait);
   if (pipe::WaitStrategy w{}; pipe::parse_wait_strategy(c.apply_wait_strategy, w))
     pc.apply_wait = w;
+  pc.keep_warm_rounds = c.apply_keep_warm_rounds;
   int64_t op_nonce = engine->operator_next_nonce();
   const uint64_t recovered_seq = engine->last_seq();
   const auto read_side_from = std::chrono::steady_clock::now();

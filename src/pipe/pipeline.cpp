@@ -6,6 +6,7 @@
 
 #include "tachyon/core/alloc.hpp"
 #include "tachyon/core/assert.hpp"
+#include "tachyon/core/cache_warm.hpp"
 #include "tachyon/core/clock.hpp"
 #include "tachyon/pipe/placement.hpp"
 
@@ -378,6 +379,9 @@ void Pipeline::publish_changed() {
   for (MarketId m : changed_) {
     BookCache& c = caches_[m];
     c.changed = false;
+    const auto rm = static_cast<int16_t>(m);
+    if (std::find(recent_books_.begin(), recent_books_.end(), rm) == recent_books_.end())
+      recent_books_[recent_book_pos_++ % recent_books_.size()] = rm;
     std::unique_ptr<BookSnapshot> s = books_[m]->take_spare();  // vectors keep their capacity
     if (!s) s = std::make_unique<BookSnapshot>();
     s->market = m;
@@ -497,6 +501,32 @@ int64_t thread_cpu_ns() {
 }
 }  // namespace
 
+// What the next batch most likely touches, read into this core's cache: the levels of the books
+// published last (a publish copies every one) and the spare snapshot it copies them into, both
+// ends of each side's queue (the top orders and the touch), and the read side's part
+// (ReadSide::keep_warm). Not the apply ring's next slots: the sequencer writes those, and a copy
+// here would only cost it an invalidation. Changes nothing.
+void Pipeline::keep_warm() {
+  uint64_t x = 0;
+  for (const int16_t m : recent_books_) {
+    if (m < 0) continue;
+    const BookCache& c = caches_[m];
+    warm_lines(c.bids.levels.data(), c.bids.levels.size() * sizeof(PriceLevel));
+    warm_lines(c.asks.levels.data(), c.asks.levels.size() * sizeof(PriceLevel));
+    if (!c.queue.empty()) {
+      x += c.queue.begin()->second.order_index;
+      const auto a = c.queue.lower_bound(QueueKey{1, INT64_MIN, 0});
+      if (a != c.queue.end()) x += a->second.order_index;
+    }
+    if (const BookSnapshot* s = books_[m]->peek_spare()) {
+      warm_lines(s->bids.data(), s->bids.capacity() * sizeof(PriceLevel));
+      warm_lines(s->asks.data(), s->asks.capacity() * sizeof(PriceLevel));
+    }
+  }
+  read_.keep_warm();
+  keep_value(x);
+}
+
 void Pipeline::apply_loop() {
   const tachyon::ArenaScope arena(read_arena_);
   {
@@ -504,7 +534,10 @@ void Pipeline::apply_loop() {
     std::lock_guard lk(placement_mu_);
     placement_ += pl.report + "; ";
   }
-  Idler idler(cfg_.apply_wait.value_or(cfg_.wait), apply_bell_);
+  const WaitStrategy wait = cfg_.apply_wait.value_or(cfg_.wait);
+  Idler idler(wait, apply_bell_);
+  const uint32_t warm_every = wait == WaitStrategy::kSpin ? cfg_.keep_warm_rounds : 0;
+  uint32_t idle_rounds = 0;
   PipeMetrics* const m = cfg_.metrics;
   tachyon::Track* const track = m != nullptr ? m->apply_track : nullptr;
   const bool detail = m != nullptr && m->detail;
@@ -598,6 +631,11 @@ void Pipeline::apply_loop() {
       }
       if (journal_ != nullptr) journal_->wait_durable(pending_.back().r.seq);
       continue;
+    }
+    if (n + routed > 0) {
+      idle_rounds = 0;
+    } else if (warm_every > 0 && ++idle_rounds % warm_every == 0) {
+      keep_warm();
     }
     idler.idle(n + routed, [&] {
       if (read_.history_dirty()) return true;

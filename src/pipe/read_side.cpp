@@ -1,5 +1,6 @@
 #include "tachyon/pipe/read_side.hpp"
 
+#include "tachyon/core/cache_warm.hpp"
 #include "tachyon/engine/engine.hpp"
 
 #include <algorithm>
@@ -98,6 +99,15 @@ size_t AccountTable::insert_concurrent(std::vector<std::unique_ptr<AccountView>>
   return in;
 }
 
+void AccountTable::keep_warm(AccountIndex a) const {
+  __builtin_prefetch(&entries_[slot_of(a)], 0, 3);
+  if (spare_.empty()) return;
+  const AccountView* v = spare_.back();
+  warm_lines(v, sizeof(AccountView));
+  warm_vector(v->positions);
+  warm_vector(v->keys);
+}
+
 std::unique_ptr<AccountView> AccountTable::take_spare() {
   if (spare_.empty()) return nullptr;
   AccountView* v = spare_.back();
@@ -175,6 +185,41 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
 ReadSide::AccountState* ReadSide::find_account(AccountIndex a) {
   if (auto f = astate_.find(a); f != astate_.end()) return f->second.get();
   return accounts_.find(a) != nullptr ? &account(a) : nullptr;
+}
+
+void ReadSide::keep_warm() {
+  uint64_t x = 0;
+  for (size_t k = 0; k < kWarmSlice; ++k) {
+    const AccountState* s = recent_accounts_[warm_cursor_++ % kWarmAccounts];
+    if (s == nullptr) continue;
+    x += astate_.find(s->view.index) != astate_.end();
+    warm_lines(s, sizeof(AccountState));
+    warm_vector(s->view.positions);
+    warm_vector(s->view.keys);
+    // The orders a small list copies on its next change (every node of the tree), else the
+    // ends of the tree (new orders go in at the back).
+    if (s->orders.size() <= cfg_.orders_in_view) {
+      for (const auto& [id, o] : s->orders) x += id;
+      if (s->small_spare) warm_lines(s->small_spare->data(), s->orders.size() * sizeof(OrderView));
+    } else {
+      x += s->orders.begin()->first + s->orders.rbegin()->first;
+    }
+    if (s->trade_log && !s->trade_log->empty())
+      warm_lines(&s->trade_log->back(), 2 * sizeof(TradeRecord));
+    accounts_.keep_warm(s->view.index);
+  }
+  for (const int16_t m : recent_markets_) {
+    if (m < 0) continue;
+    const MarketState& ms = mstate_[m];
+    warm_lines(&ms.view, sizeof(MarketView));
+    if (!ms.trades.empty()) warm_lines(&ms.trades.back(), 2 * sizeof(TradeRecord));
+    for (const auto& c : ms.candles)
+      if (!c.empty()) warm_lines(&c.back(), sizeof(Candle));
+    if (const MarketView* v = markets_[m]->peek_spare()) warm_lines(v, sizeof(MarketView));
+    trade_logs_[m]->prefetch_next(2);
+  }
+  log_.prefetch_next(8);
+  keep_value(x);
 }
 
 void ReadSide::touch(AccountState& s) {
@@ -568,6 +613,9 @@ void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
   for (MarketId id : markets_changed_) {
     MarketState& m = mstate_[id];
     m.changed = false;
+    const auto rm = static_cast<int16_t>(id);
+    if (std::find(recent_markets_.begin(), recent_markets_.end(), rm) == recent_markets_.end())
+      recent_markets_[recent_market_pos_++ % recent_markets_.size()] = rm;
     refresh_daily(m);
     ++m.view.version;
     std::unique_ptr<MarketView> v = markets_[id]->take_spare();
@@ -589,6 +637,12 @@ void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
   for (AccountState* s : accounts_changed_) {
     s->changed = false;
     publish_account(*s, now_ns, force_orders);
+    if (!s->warm_listed) {
+      AccountState*& slot = recent_accounts_[recent_account_pos_++ % kWarmAccounts];
+      if (slot != nullptr) slot->warm_listed = false;
+      slot = s;
+      s->warm_listed = true;
+    }
   }
   accounts_changed_.clear();
   if (!history_changed_.empty() &&

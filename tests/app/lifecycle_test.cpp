@@ -91,6 +91,7 @@ TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
        "'snapshot_from' must be \"replica\" or \"fork\", not \"magic\""},
       {"[threads]\napply_wait_strategy = \"nap\"\n",
        "threads.apply_wait_strategy must be empty, spin, spin_then_park or park, not 'nap'"},
+      {"[threads]\napply_keep_warm_rounds = -1\n", "'apply_keep_warm_rounds' = -1 is out of range"},
       {"[[markets]]\nid = 0\nsymbol = \"X\"\nsize_decimals = 5\nprice_decimals = 5\nindex_price = "
        "1\n"
        "default_imf = 500\nmin_imf = 200\nmmf = 120\ncmf = 80\nprice_band = "

@@ -98,11 +98,12 @@ void expect_views_match(const Engine& e, ReadSide& rs, bool all) {
   }
 }
 
-TEST(PipelineReadSide, views_equal_the_engine_after_a_seeded_random_stream_and_lead_results) {
+// A seeded random stream through a pipeline, one tx at a time; the views then equal the engine.
+void views_equal_the_engine_after_a_random_stream(const pipe::PipelineConfig& pc) {
   SCOPED_TRACE("seed " + std::to_string(kSeed));
   // The sequencer stamps real time: the stream's order expiries must be ahead of it.
   RandomStream stream(kSeed, StreamConfig{10, 2, 4, realtime_ns()});
-  pipe::Pipeline p(small_pipeline(), std::make_unique<Engine>(small_engine()), nullptr, nullptr);
+  pipe::Pipeline p(pc, std::make_unique<Engine>(small_engine()), nullptr, nullptr);
   std::atomic<uint64_t> notified{0};
   p.set_notify([&] { notified.fetch_add(1, std::memory_order_relaxed); });
   p.start();
@@ -144,6 +145,19 @@ TEST(PipelineReadSide, views_equal_the_engine_after_a_seeded_random_stream_and_l
     next_seq += u.type == UpdateType::kTxResult && u.result.seq == next_seq;
   }
   EXPECT_EQ(next_seq, p.engine().last_seq() + 1);
+}
+
+TEST(PipelineReadSide, views_equal_the_engine_after_a_seeded_random_stream_and_lead_results) {
+  views_equal_the_engine_after_a_random_stream(small_pipeline());
+}
+
+// The same with a busy-polling apply thread that keeps its caches warm on every idle round
+// (Pipeline/ReadSide::keep_warm between every tx): warming reads and changes nothing.
+TEST(PipelineReadSide, keeping_the_caches_warm_while_idle_changes_no_view) {
+  pipe::PipelineConfig pc = small_pipeline();
+  pc.apply_wait = pipe::WaitStrategy::kSpin;
+  pc.keep_warm_rounds = 1;
+  views_equal_the_engine_after_a_random_stream(pc);
 }
 
 TEST(PipelineReadSide, a_pipeline_on_a_recovered_engine_starts_with_views_equal_to_it) {

@@ -47,6 +47,16 @@ class BroadcastLog {
     head_.store(pos + 1, std::memory_order_release);
   }
 
+  // Writer: the next `n` slots pulled into this core's cache for writing (an idle writer keeps
+  // them warm).
+  void prefetch_next(size_t n) const {
+    const uint64_t pos = head_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < n; ++i) {
+      const char* p = reinterpret_cast<const char*>(&slots_[(pos + i) & mask_]);
+      for (size_t b = 0; b < sizeof(Slot); b += 64) __builtin_prefetch(p + b, 1, 3);
+    }
+  }
+
   // Readers: positions [0, head()) were written; read(pos) fails once pos was overwritten.
   uint64_t head() const { return head_.load(std::memory_order_acquire); }
   bool read(uint64_t pos, T& out) const {

@@ -4,6 +4,7 @@
 // SPSC ring of state updates -> the apply thread (read-side book caches, one immutable
 // BookSnapshot per changed market per batch, tx results routed back to the submitting worker's
 // result ring once the journal made them durable).
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -42,6 +43,10 @@ struct PipelineConfig {
   size_t batch_samples = 0;       // > 0: record the apply time of up to this many batches
   WaitStrategy wait = WaitStrategy::kSpinThenPark;
   std::optional<WaitStrategy> apply_wait{};  // the apply thread's, when not `wait`
+  // A busy-polling (spin) apply thread, while idle, reads what its next batch most likely touches
+  // every keep_warm_rounds idle rounds (~2-3 µs): the books, accounts and markets that changed
+  // last (ReadSide::keep_warm). 0: never. Only with the spin strategy.
+  uint32_t keep_warm_rounds = 64;
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
   uint32_t max_readers = 16;  // reader threads per book snapshot
@@ -172,6 +177,7 @@ class Pipeline final : public Front {
   void sequencer_loop();
   void apply_loop();
   void apply(const ApplyItem& it);
+  void keep_warm();
   void level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders);
   void publish_changed();
   void record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce);
@@ -234,6 +240,8 @@ class Pipeline final : public Front {
   };
   PendingQueue pending_{1 << 14};
   std::vector<MarketId> changed_;
+  std::array<int16_t, 4> recent_books_{-1, -1, -1, -1};  // published last (keep_warm), a ring
+  uint32_t recent_book_pos_ = 0;
   std::vector<MarketId> collect_pending_;    // books holding retired snapshots
   std::vector<uint8_t> in_collect_pending_;  // per market: listed in collect_pending_
   // run_on_sequencer hand-off

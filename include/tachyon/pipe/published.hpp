@@ -88,6 +88,8 @@ class Published {
     spare_.reserve(expected_in_flight);
     retired_.reserve(expected_in_flight);
   }
+  // Writer: the object take_spare() would return next, or nullptr (to warm it, not to use it).
+  const T* peek_spare() const { return spare_.empty() ? nullptr : spare_.back(); }
   std::unique_ptr<T> take_spare() {
     if (spare_.empty()) return nullptr;
     T* s = spare_.back();

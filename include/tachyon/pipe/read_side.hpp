@@ -198,6 +198,9 @@ class AccountTable {
   // many went in; the others found the table full (counted in refused()). Empties `views`.
   size_t insert_concurrent(std::vector<std::unique_ptr<AccountView>>& views);
   std::unique_ptr<AccountView> take_spare();  // a recycled view (vectors keep their capacity)
+  // Writer, while idle: the entry of account `a` and the next spare view pulled into this core's
+  // cache.
+  void keep_warm(AccountIndex a) const;
   void collect();
 
  private:
@@ -272,6 +275,11 @@ class ReadSide {
                        const std::vector<StateUpdate>& replayed, const Engine& e, int64_t now_ns);
   // apply thread
   void apply(const StateUpdate& u);
+  // While the apply thread is idle (busy-polling): reads what the next updates most likely touch
+  // (the state and views of the accounts and markets that changed last, the update log's next
+  // slots, the recycled objects the next publish fills) so that it stays in this core's caches.
+  // Changes nothing.
+  void keep_warm();
   // Publishes what changed since the last call; history and held-back order lists only when due,
   // or at once with `force_history` / `force_orders` (an idle apply thread; the last publish).
   void publish(int64_t now_ns, bool force_history, bool force_orders = false);
@@ -319,6 +327,7 @@ class ReadSide {
     std::shared_ptr<const std::vector<OrderView>> small_published;
     std::shared_ptr<std::vector<OrderView>> small_spare;
     bool changed = false;
+    bool warm_listed = false;  // in recent_accounts_
     bool orders_dirty = false;
     int64_t orders_built_ns = 0;
     std::shared_ptr<const OrderList> orders_list;  // a big list's last version
@@ -344,6 +353,13 @@ class ReadSide {
   AccountTable accounts_;
   absl::flat_hash_map<AccountIndex, std::unique_ptr<AccountState>> astate_;
   std::vector<AccountState*> accounts_changed_;
+  // The accounts and markets published last (keep_warm), a ring each.
+  // The accounts: the last kWarmAccounts distinct ones, oldest overwritten first; keep_warm reads
+  // kWarmSlice of them per call, in turn.
+  static constexpr size_t kWarmAccounts = 256, kWarmSlice = 32;
+  std::array<AccountState*, kWarmAccounts> recent_accounts_{};
+  std::array<int16_t, 4> recent_markets_{-1, -1, -1, -1};
+  uint32_t recent_account_pos_ = 0, recent_market_pos_ = 0, warm_cursor_ = 0;
   std::vector<AccountState*> orders_pending_;  // order lists held back by the interval
   std::vector<MarketId> markets_changed_, history_changed_;
   BroadcastLog<StateUpdate> log_;
