@@ -581,7 +581,7 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
     const pipe::AccountView* v = dry_.accounts().find(a);
     if (v == nullptr) return;
     ts = v->engine_ts_ns;
-    auto trades_by_market = [&](std::span<const pipe::TradeRecord> list) {
+    auto trades_by_market = [&](const pipe::TradeRange& list) {
       std::map<MarketId, std::vector<const pipe::TradeRecord*>> by;
       for (const auto& t : list) by[t.t.market].push_back(&t);
       w.key("trades").obj();
@@ -601,7 +601,7 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
     } else if (kind == "account_all_trades") {
       trades_by_market(snapshot || new_trades == nullptr
                            ? v->trades()
-                           : std::span<const pipe::TradeRecord>(*new_trades));
+                           : pipe::TradeRange(std::span<const pipe::TradeRecord>(*new_trades)));
       w.kv_i("total_trade_count", v->trade_count);
     } else if (kind == "account_all_orders" || kind == "account_orders") {
       std::map<MarketId, std::vector<const pipe::OrderView*>> by;
@@ -633,7 +633,7 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
       w.end_obj();
       trades_by_market(snapshot || new_trades == nullptr
                            ? v->trades()
-                           : std::span<const pipe::TradeRecord>(*new_trades));
+                           : pipe::TradeRange(std::span<const pipe::TradeRecord>(*new_trades)));
       w.key("funding_histories").obj().end_obj().key("shares").arr().end_arr();
       w.key("collateral").dec(v->collateral, 6).key("available_balance").dec(f.available, 6);
       w.kv_i("total_order_count", v->open_order_count).kv_i("daily_trades_count", v->trade_count);

@@ -518,6 +518,7 @@ void Pipeline::keep_warm() {
       const auto a = c.queue.lower_bound(QueueKey{1, INT64_MIN, 0});
       if (a != c.queue.end()) x += a->second.order_index;
     }
+    books_[m]->keep_warm();
     if (const BookSnapshot* s = books_[m]->peek_spare()) {
       warm_lines(s->bids.data(), s->bids.capacity() * sizeof(PriceLevel));
       warm_lines(s->asks.data(), s->asks.capacity() * sizeof(PriceLevel));

@@ -99,6 +99,12 @@ size_t AccountTable::insert_concurrent(std::vector<std::unique_ptr<AccountView>>
   return in;
 }
 
+void AccountTable::keep_warm() const {
+  domain_.keep_warm();
+  __builtin_prefetch(retired_.data() + retired_.size());
+  __builtin_prefetch(spare_.data() + spare_.size());
+}
+
 void AccountTable::keep_warm(AccountIndex a) const {
   __builtin_prefetch(&entries_[slot_of(a)], 0, 3);
   if (spare_.empty()) return;
@@ -122,7 +128,7 @@ void AccountTable::collect() {
   for (auto& r : retired_) {
     if (r.tag < safe) {
       // What the view shares with others is let go now: a buffer no view holds is reusable.
-      r.v->trade_log.reset();
+      for (auto& c : r.v->trade_chunks) c.reset();
       r.v->orders.reset();
       r.v->small_list.reset();
       spare_.push_back(r.v);
@@ -173,10 +179,7 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
       for (const OrderView& o : v->order_list()) s.orders.emplace(o.o.order_index, o);
       s.orders_list = v->orders;  // the next rebuild shares its chunks
       s.small_published = v->small_list;
-      if (!v->trades().empty()) {  // the view's log may be shared: this state gets its own
-        s.trade_log = std::make_shared<std::vector<TradeRecord>>();
-        s.trade_log->assign(v->trades().begin(), v->trades().end());
-      }
+      for (const TradeRecord& t : v->trades()) append_trade(s, t);  // chunks of its own
     }
   }
   return *p;
@@ -204,8 +207,11 @@ void ReadSide::keep_warm() {
     } else {
       x += s->orders.begin()->first + s->orders.rbegin()->first;
     }
-    if (s->trade_log && !s->trade_log->empty())
-      warm_lines(&s->trade_log->back(), 2 * sizeof(TradeRecord));
+    if (const TradeChunk* c = s->trade_chunks.back().get()) {  // where the next trade goes
+      warm_lines(c->data() + c->size(), sizeof(TradeRecord));
+      if (c->size() + 2 >= c->capacity() && s->trade_spare)
+        warm_lines(s->trade_spare->data(), sizeof(TradeRecord));
+    }
     accounts_.keep_warm(s->view.index);
   }
   for (const int16_t m : recent_markets_) {
@@ -216,9 +222,15 @@ void ReadSide::keep_warm() {
     for (const auto& c : ms.candles)
       if (!c.empty()) warm_lines(&c.back(), sizeof(Candle));
     if (const MarketView* v = markets_[m]->peek_spare()) warm_lines(v, sizeof(MarketView));
+    markets_[m]->keep_warm();
+    histories_[m]->keep_warm();
+    const auto& hours = ms.candles[4];  // refresh_daily reads the last 25
+    const size_t h = std::min<size_t>(hours.size(), 25);
+    warm_lines(hours.data() + hours.size() - h, h * sizeof(Candle));
     trade_logs_[m]->prefetch_next(2);
   }
   log_.prefetch_next(8);
+  accounts_.keep_warm();
   keep_value(x);
 }
 
@@ -493,22 +505,31 @@ void next_version(std::shared_ptr<const std::vector<T>>& published,
 }
 }  // namespace
 
-// Appends past the end of every range a view holds (the log never reallocates: it is appended
-// to only below its capacity), so readers never see the write.
+// Appends past the end of every range a view holds (a chunk never reallocates: it is appended to
+// only below its capacity), so readers never see the write. A full chunk is followed by a new
+// one and the oldest of the kParts held is dropped: the last kAccountTrades are always in the
+// other three (growing 8, 16, 32, 64: the three newest full ones hold at least 16 + 32 + 64).
+static_assert(ReadSide::kAccountTrades <= 16 + 32 + kTradeChunkMax && TradeRange::kParts == 4);
 void ReadSide::append_trade(AccountState& s, const TradeRecord& rec) {
-  if (!s.trade_log || s.trade_log->size() == s.trade_log->capacity()) {
-    const size_t have = s.trade_log ? s.trade_log->size() : 0;
-    const size_t keep = std::min(have, kAccountTrades - 1);
-    const size_t cap = std::min(kTradeLog, std::max<size_t>(8, 2 * have));
-    std::shared_ptr<std::vector<TradeRecord>> next = fresh_buffer(s.trade_log_spare, cap);
-    if (s.trade_log) {
-      const std::vector<TradeRecord>& full = *s.trade_log;
-      next->assign(full.end() - static_cast<std::ptrdiff_t>(keep), full.end());
+  auto& cs = s.trade_chunks;
+  const TradeChunk* newest = cs.back().get();
+  if (newest == nullptr || newest->size() == newest->capacity()) {
+    const size_t cap = newest == nullptr ? 8 : std::min(kTradeChunkMax, 2 * newest->capacity());
+    std::shared_ptr<TradeChunk> next;
+    if (s.trade_spare && s.trade_spare.use_count() == 1 && s.trade_spare->capacity() == cap) {
+      next = std::move(s.trade_spare);  // no view holds it any more (views let go on this thread)
+      next->clear();
+    } else {
+      next = std::make_shared<TradeChunk>();
+      next->reserve(cap);
     }
-    s.trade_log_spare = std::move(s.trade_log);
-    s.trade_log = std::move(next);
+    std::shared_ptr<TradeChunk> dropped = std::move(cs[0]);
+    for (size_t k = 0; k + 1 < cs.size(); ++k) cs[k] = std::move(cs[k + 1]);
+    cs.back() = std::move(next);
+    if (dropped != nullptr && dropped->capacity() == kTradeChunkMax)
+      s.trade_spare = std::move(dropped);
   }
-  s.trade_log->push_back(rec);
+  cs.back()->push_back(rec);
 }
 
 void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
@@ -549,10 +570,14 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   v->small_orders.clear();
   v->orders_current = !s.orders_dirty;
   v->open_order_count = static_cast<uint32_t>(s.orders.size());
-  const size_t traded = s.trade_log ? s.trade_log->size() : 0;
-  v->trade_log = s.trade_log;
-  v->trade_begin = static_cast<uint32_t>(traded > kAccountTrades ? traded - kAccountTrades : 0);
-  v->trade_end = static_cast<uint32_t>(traded);
+  size_t traded = 0;  // in the chunks held
+  for (size_t k = 0; k < s.trade_chunks.size(); ++k) {
+    v->trade_chunks[k] = s.trade_chunks[k];
+    if (s.trade_chunks[k] != nullptr) traded += s.trade_chunks[k]->size();
+  }
+  const size_t shown = std::min(traded, kAccountTrades);
+  v->trade_first = static_cast<uint32_t>(traded - shown);
+  v->trade_shown = static_cast<uint32_t>(shown);
   v->trade_count = s.view.trade_count;
   v->engine_ts_ns = s.view.engine_ts_ns;
   v->version = s.view.version;

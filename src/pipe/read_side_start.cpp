@@ -60,11 +60,12 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
   for (const AccountTrades& at : accounts) {
     if (accounts_.find(at.account) == nullptr) continue;  // not in the engine
     AccountState& s = account(at.account);
-    s.trade_log = std::make_shared<std::vector<TradeRecord>>();
-    s.trade_log->assign(tail(at.trades, kAccountTrades), at.trades.end());
-    for (TradeRecord& t : *s.trade_log) {
-      t.origin_cookie = 0;
-      t.origin_worker = 0;
+    s.trade_chunks = {};
+    for (auto t = tail(at.trades, kAccountTrades); t != at.trades.end(); ++t) {
+      TradeRecord r = *t;
+      r.origin_cookie = 0;  // the saving run's cookies name nothing in this one
+      r.origin_worker = 0;
+      append_trade(s, r);
     }
     s.view.trade_count = at.trade_count;
     touch(s);

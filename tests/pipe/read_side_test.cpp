@@ -430,13 +430,13 @@ TEST(ReadSideHistory, keeps_the_last_trades_and_candles_oldest_first_and_waits_f
 }
 
 // An account's trades are a log the views share: every view shows its last kAccountTrades, and
-// a view a reader holds keeps showing what it showed while trades go on (the log grows, fills,
-// continues in another buffer, and buffers no view holds are reused).
+// a view a reader holds keeps showing what it showed while trades go on (the log's chunks fill,
+// the log continues in new ones, and chunks no view holds are reused).
 TEST(ReadSideHistory, each_view_keeps_its_trades_while_the_account_trades_on) {
   ReadSide rs(small_read_side());
   rs.apply(market_update(0));
   int64_t now_ns = kT0Ms * 1'000'000;
-  auto ids = [](std::span<const pipe::TradeRecord> ts) {
+  auto ids = [](const pipe::TradeRange& ts) {
     std::vector<uint64_t> out;
     for (const auto& t : ts) out.push_back(t.t.trade_id);
     return out;
@@ -467,10 +467,10 @@ TEST(ReadSideHistory, each_view_keeps_its_trades_while_the_account_trades_on) {
     ASSERT_NE(held, nullptr);
     const std::vector<uint64_t> before = ids(held->trades());
     EXPECT_EQ(before, last(150));
-    trade_and_publish(5 * static_cast<int>(ReadSide::kTradeLog));
+    trade_and_publish(5 * static_cast<int>(ReadSide::kAccountTrades + kTradeChunkMax));
     EXPECT_EQ(ids(held->trades()), before);
   });
-  trade_and_publish(3 * static_cast<int>(ReadSide::kTradeLog));
+  trade_and_publish(3 * static_cast<int>(ReadSide::kAccountTrades + kTradeChunkMax));
 }
 
 // BroadcastLog records: position, two payload words and a check word, all derived from pos.

@@ -88,6 +88,15 @@ class Published {
     spare_.reserve(expected_in_flight);
     retired_.reserve(expected_in_flight);
   }
+  // Writer, while idle: the reader slots collect() scans and the lists publish() appends to,
+  // read into this core's cache.
+  void keep_warm() const {
+    uint64_t x = 0;
+    for (auto& s : slots_) x += s.epoch.load(std::memory_order_relaxed);
+    __builtin_prefetch(retired_.data() + retired_.size());
+    __builtin_prefetch(spare_.data() + spare_.size());
+    asm volatile("" : : "r"(x));
+  }
   // Writer: the object take_spare() would return next, or nullptr (to warm it, not to use it).
   const T* peek_spare() const { return spare_.empty() ? nullptr : spare_.back(); }
   std::unique_ptr<T> take_spare() {

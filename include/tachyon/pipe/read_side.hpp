@@ -100,6 +100,70 @@ struct AccountTrades {
   std::vector<TradeRecord> trades;  // oldest first, at most ReadSide::kAccountTrades
 };
 
+// An account's recent trades, oldest first, as up to kParts contiguous parts (the chunks of its
+// trade log that a view shares, or one list).
+class TradeRange {
+ public:
+  static constexpr size_t kParts = 4;
+  TradeRange() = default;
+  explicit TradeRange(std::span<const TradeRecord> one) { add(one); }
+  void add(std::span<const TradeRecord> part) {
+    if (part.empty()) return;
+    parts_[n_++] = part;
+    size_ += part.size();
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const TradeRecord& operator[](size_t i) const {
+    size_t k = 0;
+    while (i >= parts_[k].size()) i -= parts_[k++].size();
+    return parts_[k][i];
+  }
+
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = TradeRecord;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const TradeRecord*;
+    using reference = const TradeRecord&;
+    const_iterator() = default;
+    reference operator*() const { return r_->parts_[part_][i_]; }
+    pointer operator->() const { return &r_->parts_[part_][i_]; }
+    const_iterator& operator++() {
+      if (++i_ == r_->parts_[part_].size()) {
+        ++part_;
+        i_ = 0;
+      }
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator t = *this;
+      ++*this;
+      return t;
+    }
+    bool operator==(const const_iterator& o) const { return part_ == o.part_ && i_ == o.i_; }
+
+   private:
+    friend class TradeRange;
+    const_iterator(const TradeRange* r, size_t part) : r_(r), part_(part) {}
+    const TradeRange* r_ = nullptr;
+    size_t part_ = 0, i_ = 0;
+  };
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, n_); }
+
+ private:
+  std::array<std::span<const TradeRecord>, kParts> parts_{};
+  size_t n_ = 0, size_ = 0;
+};
+
+// An account's trade log is a series of chunks that never move once written: the apply thread
+// appends to the newest, past every range a view shows, and starts a new chunk when it is full
+// (8, 16, 32, then 64 trades each), so a trade is never copied again; the views share the chunks.
+using TradeChunk = std::vector<TradeRecord>;  // reserved to its capacity once, never reallocated
+inline constexpr size_t kTradeChunkMax = 64;
+
 struct PositionView {
   MarketId market = 0;
   Lots size = 0;
@@ -138,18 +202,32 @@ struct AccountView {
   bool orders_current = true;
   uint32_t open_order_count = 0;
   std::vector<KeyView> keys;  // by index
-  // The last kAccountTrades trades, oldest first: the range [trade_begin, trade_end) of the
-  // account's append-only trade log, which the views share (the apply thread appends past every
-  // published range; a full log continues in another buffer). Null: none yet.
-  std::shared_ptr<const std::vector<TradeRecord>> trade_log;
-  uint32_t trade_begin = 0, trade_end = 0;
+  // The last kAccountTrades trades, oldest first: trade_shown of them, from trade_first in the
+  // first of the account's trade-log chunks held here (oldest first; null ones unused).
+  std::array<std::shared_ptr<const TradeChunk>, TradeRange::kParts> trade_chunks;
+  uint32_t trade_first = 0, trade_shown = 0;
   uint64_t trade_count = 0;
   int64_t engine_ts_ns = 0;
   uint64_t version = 0;
 
-  std::span<const TradeRecord> trades() const {
-    if (!trade_log) return {};
-    return {trade_log->data() + trade_begin, trade_end - trade_begin};
+  TradeRange trades() const {
+    TradeRange r;
+    size_t skip = trade_first, left = trade_shown;
+    for (const auto& c : trade_chunks) {
+      if (c == nullptr || left == 0) continue;
+      // Every chunk but the newest is full; of the newest only what this view counts is read
+      // (the apply thread may be appending past it), so its size is never looked at.
+      const size_t n = c->capacity();
+      if (skip >= n) {
+        skip -= n;
+        continue;
+      }
+      const size_t take = std::min(n - skip, left);
+      r.add(std::span<const TradeRecord>(c->data() + skip, take));
+      left -= take;
+      skip = 0;
+    }
+    return r;
   }
   OrderRange order_list() const {
     if (orders) return OrderRange(*orders);
@@ -201,6 +279,7 @@ class AccountTable {
   // Writer, while idle: the entry of account `a` and the next spare view pulled into this core's
   // cache.
   void keep_warm(AccountIndex a) const;
+  void keep_warm() const;  // the reader slots and the writer's lists
   void collect();
 
  private:
@@ -249,7 +328,6 @@ class ReadSide {
   static constexpr size_t kHistoryTrades = 100;
   static constexpr size_t kHistoryCandles = 500;
   static constexpr size_t kAccountTrades = 100;
-  static constexpr size_t kTradeLog = 2 * kAccountTrades;  // an account's trade log at most
 
   explicit ReadSide(const ReadSideConfig& cfg);
   ReadSide(const ReadSide&) = delete;
@@ -318,10 +396,10 @@ class ReadSide {
     absl::btree_map<OrderIndex, OrderView, std::less<OrderIndex>,
                     CachedAllocator<std::pair<const OrderIndex, OrderView>>>
         orders;
-    // Its trades, appended to a log that the views share; when full it continues, from its last
-    // kAccountTrades - 1, in a log twice as big (8 at the first trade, at most kTradeLog): the
-    // spare (the log before, once no view holds it) if big enough, or a new one.
-    std::shared_ptr<std::vector<TradeRecord>> trade_log, trade_log_spare;
+    // Its trade log's last chunks, oldest first, the newest being appended to (null ones unused),
+    // and the chunk dropped last: reused for the next one once no view holds it.
+    std::array<std::shared_ptr<TradeChunk>, TradeRange::kParts> trade_chunks;
+    std::shared_ptr<TradeChunk> trade_spare;
     // A small order list's versions, shared with the views: the spare is reused once no view
     // holds it.
     std::shared_ptr<const std::vector<OrderView>> small_published;
