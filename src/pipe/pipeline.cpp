@@ -318,6 +318,7 @@ void Pipeline::level_add(MarketId m, bool is_ask, Ticks price, Lots size, int or
 void Pipeline::rest_order(const OrderUpdate& o) {
   const Resting r{o.market, o.is_ask != 0, o.price, ++arrival_};
   resting_[o.order_index] = r;
+  last_rested_ = std::max(last_rested_, o.order_index);
   caches_[o.market].queue.emplace(
       QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
       Queued{o.order_index, o.account, o.remaining, o.initial, o.expiry_ms});
@@ -510,13 +511,21 @@ void Pipeline::keep_warm() {
   uint64_t x = 0;
   for (const int16_t m : recent_books_) {
     if (m < 0) continue;
-    const BookCache& c = caches_[m];
+    BookCache& c = caches_[m];
     warm_lines(c.bids.levels.data(), c.bids.levels.size() * sizeof(PriceLevel));
     warm_lines(c.asks.levels.data(), c.asks.levels.size() * sizeof(PriceLevel));
-    if (!c.queue.empty()) {
-      x += c.queue.begin()->second.order_index;
-      const auto a = c.queue.lower_bound(QueueKey{1, INT64_MIN, 0});
-      if (a != c.queue.end()) x += a->second.order_index;
+    // Each side's top kWarmQueueDepth orders, a slice per call (most orders rest and most cancels
+    // and fills happen near the touch): the queue nodes an insert or removal there walks.
+    for (uint8_t side = 0; side < 2; ++side) {
+      const QueueKey top{side, INT64_MIN, 0};
+      if (c.warm_depth[side] >= kWarmQueueDepth) c.warm_depth[side] = 0;
+      auto it = c.queue.lower_bound(c.warm_depth[side] == 0 ? top : c.warm_at[side]);
+      uint32_t k = 0;
+      for (; k < kWarmQueueSlice && it != c.queue.end() && it->first.is_ask == side; ++k, ++it)
+        x += it->second.remaining;
+      const bool more = it != c.queue.end() && it->first.is_ask == side;
+      c.warm_depth[side] = more ? c.warm_depth[side] + k : 0;
+      if (more) c.warm_at[side] = it->first;
     }
     books_[m]->keep_warm();
     if (const BookSnapshot* s = books_[m]->peek_spare()) {
@@ -524,6 +533,7 @@ void Pipeline::keep_warm() {
       warm_lines(s->asks.data(), s->asks.capacity() * sizeof(PriceLevel));
     }
   }
+  for (OrderIndex i = last_rested_ + 1; i <= last_rested_ + 4; ++i) resting_.prefetch(i);
   read_.keep_warm();
   keep_value(x);
 }

@@ -193,7 +193,7 @@ ReadSide::AccountState* ReadSide::find_account(AccountIndex a) {
 void ReadSide::keep_warm() {
   uint64_t x = 0;
   for (size_t k = 0; k < kWarmSlice; ++k) {
-    const AccountState* s = recent_accounts_[warm_cursor_++ % kWarmAccounts];
+    AccountState* s = recent_accounts_[warm_cursor_++ % kWarmAccounts];
     if (s == nullptr) continue;
     x += astate_.find(s->view.index) != astate_.end();
     warm_lines(s, sizeof(AccountState));
@@ -209,8 +209,17 @@ void ReadSide::keep_warm() {
     }
     if (const TradeChunk* c = s->trade_chunks.back().get()) {  // where the next trade goes
       warm_lines(c->data() + c->size(), sizeof(TradeRecord));
-      if (c->size() + 2 >= c->capacity() && s->trade_spare)
+      if (c->size() + 2 >= c->capacity()) {
+        // The next chunk, made now if none is ready (while the log grows: 8, 16, 32, 64): a
+        // chunk made on the hot path was 10+ µs (allocation and first touch of its memory).
+        const size_t cap = next_chunk_capacity(c);
+        if (!s->trade_spare || s->trade_spare->capacity() != cap) {
+          s->trade_spare = std::make_shared<TradeChunk>();
+          s->trade_spare->resize(cap);  // touched (written) here, not by the first trade in it
+          s->trade_spare->clear();
+        }
         warm_lines(s->trade_spare->data(), sizeof(TradeRecord));
+      }
     }
     accounts_.keep_warm(s->view.index);
   }
@@ -218,7 +227,11 @@ void ReadSide::keep_warm() {
     if (m < 0) continue;
     const MarketState& ms = mstate_[m];
     warm_lines(&ms.view, sizeof(MarketView));
-    if (!ms.trades.empty()) warm_lines(&ms.trades.back(), 2 * sizeof(TradeRecord));
+    if (!ms.trade_ring.empty()) {  // where the next trade goes, twice
+      const size_t i = ms.trade_n % kHistoryTrades;
+      warm_lines(&ms.trade_ring[i], sizeof(TradeRecord));
+      warm_lines(&ms.trade_ring[i + kHistoryTrades], sizeof(TradeRecord));
+    }
     for (const auto& c : ms.candles)
       if (!c.empty()) warm_lines(&c.back(), sizeof(Candle));
     if (const MarketView* v = markets_[m]->peek_spare()) warm_lines(v, sizeof(MarketView));
@@ -368,11 +381,7 @@ void ReadSide::on_trade(const StateUpdate& u) {
   ++m.view.trade_count;
   m.view.engine_ts_ns = u.time_ns;
   touch(m);
-  // The last kHistoryTrades are the window; the vector trims kHistoryTrades at a time (trimming
-  // one per trade moved the whole window, 11 KB, on every trade).
-  if (m.trades.size() == 2 * kHistoryTrades)
-    m.trades.erase(m.trades.begin(), m.trades.begin() + kHistoryTrades);
-  m.trades.push_back(rec);
+  m.push_trade(rec);
   trade_logs_[t.market]->append(rec);
   const int64_t t_ms = u.time_ns / 1'000'000;
   const Usdc quote = t.price * t.size * m.view.quote_multiplier;
@@ -510,11 +519,14 @@ void next_version(std::shared_ptr<const std::vector<T>>& published,
 // one and the oldest of the kParts held is dropped: the last kAccountTrades are always in the
 // other three (growing 8, 16, 32, 64: the three newest full ones hold at least 16 + 32 + 64).
 static_assert(ReadSide::kAccountTrades <= 16 + 32 + kTradeChunkMax && TradeRange::kParts == 4);
+size_t ReadSide::next_chunk_capacity(const TradeChunk* newest) {
+  return newest == nullptr ? 8 : std::min(kTradeChunkMax, 2 * newest->capacity());
+}
 void ReadSide::append_trade(AccountState& s, const TradeRecord& rec) {
   auto& cs = s.trade_chunks;
   const TradeChunk* newest = cs.back().get();
   if (newest == nullptr || newest->size() == newest->capacity()) {
-    const size_t cap = newest == nullptr ? 8 : std::min(kTradeChunkMax, 2 * newest->capacity());
+    const size_t cap = next_chunk_capacity(newest);
     std::shared_ptr<TradeChunk> next;
     if (s.trade_spare && s.trade_spare.use_count() == 1 && s.trade_spare->capacity() == cap) {
       next = std::move(s.trade_spare);  // no view holds it any more (views let go on this thread)
@@ -624,9 +636,7 @@ void ReadSide::publish_history(MarketState& m) {
   }
   h->id = m.view.id;
   h->writer_epoch = m.history_epoch;
-  const std::span<const TradeRecord> trades(m.trades);  // the window: the last kHistoryTrades
-  refresh_window(h->trades, trades.last(std::min(trades.size(), kHistoryTrades)), 0,
-                 [](const TradeRecord& t) { return t.t.trade_id; });
+  refresh_window(h->trades, m.trade_window(), 0, [](const TradeRecord& t) { return t.t.trade_id; });
   for (int r = 0; r < kResolutions; ++r)  // the last candle may be open: copied again
     refresh_window(h->candles[r], m.candles[r], 1, [](const Candle& c) { return c.start_ms; });
   refresh_window(h->fundings, m.fundings, 0, [](const FundingRecord& f) { return f.time_ms; });

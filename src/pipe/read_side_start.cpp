@@ -35,10 +35,12 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
     if (e.market(h.id) == nullptr) continue;
     MarketState& m = mstate_[h.id];
     ++m.history_epoch;
-    m.trades.assign(tail(h.trades, kHistoryTrades), h.trades.end());
-    for (TradeRecord& t : m.trades) {
+    m.trade_n = 0;
+    for (auto it = tail(h.trades, kHistoryTrades); it != h.trades.end(); ++it) {
+      TradeRecord t = *it;
       t.origin_cookie = 0;  // the saving run's cookies name nothing in this one
       t.origin_worker = 0;
+      m.push_trade(t);
       trade_logs_[h.id]->append(t);
       last_trade[h.id] = std::max(last_trade[h.id], t.t.trade_id);
     }

@@ -159,7 +159,12 @@ class Pipeline final : public Front {
     uint64_t nonce = 0;
     int64_t engine_ts_ns = 0;
     bool changed = false;
+    // keep_warm's walk of each side's top kWarmQueueDepth orders, kWarmQueueSlice per call: the
+    // key it stopped at and how deep it is.
+    std::array<QueueKey, 2> warm_at{};
+    std::array<uint32_t, 2> warm_depth{};
   };
+  static constexpr uint32_t kWarmQueueDepth = 1024, kWarmQueueSlice = 64;
   // Where a resting order is in its book's queue (the rest is in the queue).
   struct Resting {
     MarketId market;
@@ -208,6 +213,7 @@ class Pipeline final : public Front {
   std::function<void()> notify_;
   std::vector<BatchSample> batch_samples_;  // apply thread; reserved up front
   absl::flat_hash_map<OrderIndex, Resting> resting_;
+  OrderIndex last_rested_ = 0;  // order indices grow: the next ones to rest follow it
   uint64_t arrival_ = 0;
   // Results waiting for durability, oldest first: a ring that grows only when more txs than ever
   // before wait on the journal at once (a deque would allocate and free blocks continuously).

@@ -355,8 +355,8 @@ class ReadSide {
   void apply(const StateUpdate& u);
   // While the apply thread is idle (busy-polling): reads what the next updates most likely touch
   // (the state and views of the accounts and markets that changed last, the update log's next
-  // slots, the recycled objects the next publish fills) so that it stays in this core's caches.
-  // Changes nothing.
+  // slots, the recycled objects the next publish fills) so that it stays in this core's caches,
+  // and makes the next chunk of a trade log about to fill. Changes no view.
   void keep_warm();
   // Publishes what changed since the last call; history and held-back order lists only when due,
   // or at once with `force_history` / `force_orders` (an idle apply thread; the last publish).
@@ -384,7 +384,23 @@ class ReadSide {
  private:
   struct MarketState {
     MarketView view;
-    std::vector<TradeRecord> trades;
+    // The last kHistoryTrades trades in a ring written twice (trade i at i % K and i % K + K,
+    // K = kHistoryTrades), so that they are always one contiguous window (trade_window()) and a
+    // trade moves nothing (trimming a vector moved 11 KB, 30 µs on cold lines). Sized at the
+    // market's first trade.
+    std::vector<TradeRecord> trade_ring;
+    uint64_t trade_n = 0;  // trades ever pushed
+    void push_trade(const TradeRecord& r) {
+      if (trade_ring.empty()) trade_ring.resize(2 * kHistoryTrades);
+      const size_t i = trade_n++ % kHistoryTrades;
+      trade_ring[i] = r;
+      trade_ring[i + kHistoryTrades] = r;
+    }
+    std::span<const TradeRecord> trade_window() const {
+      const size_t w = static_cast<size_t>(std::min<uint64_t>(trade_n, kHistoryTrades));
+      if (w == 0) return {};
+      return {trade_ring.data() + (trade_n - w) % kHistoryTrades, w};
+    }
     std::array<std::vector<Candle>, kResolutions> candles;
     std::vector<FundingRecord> fundings;
     uint64_t history_epoch = 1;  // +1 when restore_history replaces the arrays
@@ -419,6 +435,7 @@ class ReadSide {
   void on_order(const StateUpdate& u);
   void publish_account(AccountState& s, int64_t now_ns, bool force);
   void append_trade(AccountState& s, const TradeRecord& rec);
+  static size_t next_chunk_capacity(const TradeChunk* newest);  // newest null: the first
   bool orders_due(const AccountState& s, int64_t now_ns) const;
   void publish_history(MarketState& m);
   void seed_funding(const Engine& e, const Market& m, int64_t now_ns);
