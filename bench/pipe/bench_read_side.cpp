@@ -60,7 +60,7 @@ Row replay(pipe::ReadSide& rs, const std::vector<StateUpdate>& updates,
       int64_t next_warm = 0;
       for (int64_t now = realtime_ns(); now < until; now = realtime_ns()) {
         if (warm && now >= next_warm) {
-          rs.keep_warm();
+          rs.keep_warm([] { return false; });
           next_warm = now + 2'000;
         }
         _mm_pause();

@@ -506,17 +506,21 @@ int64_t thread_cpu_ns() {
 // published last (a publish copies every one) and the spare snapshot it copies them into, both
 // ends of each side's queue (the top orders and the touch), and the read side's part
 // (ReadSide::keep_warm). Not the apply ring's next slots: the sequencer writes those, and a copy
-// here would only cost it an invalidation. Changes nothing.
+// here would only cost it an invalidation. Changes nothing; stops once updates arrive.
 void Pipeline::keep_warm() {
+  // Stops as soon as the next updates are in the ring: warming must not delay them.
+  auto work_waiting = [this] { return apply_ring_->size_approx() > 0; };
   uint64_t x = 0;
   for (const int16_t m : recent_books_) {
     if (m < 0) continue;
+    if (work_waiting()) return;
     BookCache& c = caches_[m];
     warm_lines(c.bids.levels.data(), c.bids.levels.size() * sizeof(PriceLevel));
     warm_lines(c.asks.levels.data(), c.asks.levels.size() * sizeof(PriceLevel));
     // Each side's top kWarmQueueDepth orders, a slice per call (most orders rest and most cancels
     // and fills happen near the touch): the queue nodes an insert or removal there walks.
     for (uint8_t side = 0; side < 2; ++side) {
+      if (work_waiting()) return;
       const QueueKey top{side, INT64_MIN, 0};
       if (c.warm_depth[side] >= kWarmQueueDepth) c.warm_depth[side] = 0;
       auto it = c.queue.lower_bound(c.warm_depth[side] == 0 ? top : c.warm_at[side]);
@@ -534,8 +538,8 @@ void Pipeline::keep_warm() {
     }
   }
   for (OrderIndex i = last_rested_ + 1; i <= last_rested_ + 4; ++i) resting_.prefetch(i);
-  read_.keep_warm();
   keep_value(x);
+  read_.keep_warm(work_waiting);
 }
 
 void Pipeline::apply_loop() {

@@ -190,9 +190,10 @@ ReadSide::AccountState* ReadSide::find_account(AccountIndex a) {
   return accounts_.find(a) != nullptr ? &account(a) : nullptr;
 }
 
-void ReadSide::keep_warm() {
+void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
   uint64_t x = 0;
   for (size_t k = 0; k < kWarmSlice; ++k) {
+    if (k % 4 == 3 && work_waiting()) return;  // the next batch goes first
     AccountState* s = recent_accounts_[warm_cursor_++ % kWarmAccounts];
     if (s == nullptr) continue;
     x += astate_.find(s->view.index) != astate_.end();

@@ -17,6 +17,7 @@
 
 #include <absl/container/btree_map.h>
 #include <absl/container/flat_hash_map.h>
+#include <absl/functional/function_ref.h>
 
 #include "tachyon/core/cached_allocator.hpp"
 #include "tachyon/engine/tx.hpp"
@@ -356,8 +357,9 @@ class ReadSide {
   // While the apply thread is idle (busy-polling): reads what the next updates most likely touch
   // (the state and views of the accounts and markets that changed last, the update log's next
   // slots, the recycled objects the next publish fills) so that it stays in this core's caches,
-  // and makes the next chunk of a trade log about to fill. Changes no view.
-  void keep_warm();
+  // and makes the next chunk of a trade log about to fill. Changes no view. Returns early once
+  // `work_waiting()` says the next updates arrived (it is asked between accounts).
+  void keep_warm(absl::FunctionRef<bool()> work_waiting);
   // Publishes what changed since the last call; history and held-back order lists only when due,
   // or at once with `force_history` / `force_orders` (an idle apply thread; the last publish).
   void publish(int64_t now_ns, bool force_history, bool force_orders = false);
