@@ -525,8 +525,10 @@ void Pipeline::keep_warm() {
       if (c.warm_depth[side] >= kWarmQueueDepth) c.warm_depth[side] = 0;
       auto it = c.queue.lower_bound(c.warm_depth[side] == 0 ? top : c.warm_at[side]);
       uint32_t k = 0;
-      for (; k < kWarmQueueSlice && it != c.queue.end() && it->first.is_ask == side; ++k, ++it)
+      for (; k < kWarmQueueSlice && it != c.queue.end() && it->first.is_ask == side; ++k, ++it) {
         x += it->second.remaining;
+        resting_.prefetch(it->second.order_index);  // where a fill or cancel of it looks first
+      }
       const bool more = it != c.queue.end() && it->first.is_ask == side;
       c.warm_depth[side] = more ? c.warm_depth[side] + k : 0;
       if (more) c.warm_at[side] = it->first;
