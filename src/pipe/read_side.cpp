@@ -214,7 +214,9 @@ void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
         // The next chunk, made now if none is ready (while the log grows: 8, 16, 32, 64): a
         // chunk made on the hot path was 10+ µs (allocation and first touch of its memory).
         const size_t cap = next_chunk_capacity(c);
-        if (!s->trade_spare || s->trade_spare->capacity() != cap) {
+        // (A spare a view still holds is replaced too: it is let go with that view.)
+        if (!s->trade_spare || s->trade_spare.use_count() != 1 ||
+            s->trade_spare->capacity() != cap) {
           s->trade_spare = std::make_shared<TradeChunk>();
           s->trade_spare->resize(cap);  // touched (written) here, not by the first trade in it
           s->trade_spare->clear();
