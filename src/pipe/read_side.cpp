@@ -1,6 +1,5 @@
 #include "tachyon/pipe/read_side.hpp"
 
-#include "tachyon/core/cache_warm.hpp"
 #include "tachyon/engine/engine.hpp"
 
 #include <algorithm>
@@ -99,21 +98,6 @@ size_t AccountTable::insert_concurrent(std::vector<std::unique_ptr<AccountView>>
   return in;
 }
 
-void AccountTable::keep_warm() const {
-  domain_.keep_warm();
-  __builtin_prefetch(retired_.data() + retired_.size());
-  __builtin_prefetch(spare_.data() + spare_.size());
-}
-
-void AccountTable::keep_warm(AccountIndex a) const {
-  __builtin_prefetch(&entries_[slot_of(a)], 0, 3);
-  if (spare_.empty()) return;
-  const AccountView* v = spare_.back();
-  warm_lines(v, sizeof(AccountView));
-  warm_vector(v->positions);
-  warm_vector(v->keys);
-}
-
 std::unique_ptr<AccountView> AccountTable::take_spare() {
   if (spare_.empty()) return nullptr;
   AccountView* v = spare_.back();
@@ -188,66 +172,6 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
 ReadSide::AccountState* ReadSide::find_account(AccountIndex a) {
   if (auto f = astate_.find(a); f != astate_.end()) return f->second.get();
   return accounts_.find(a) != nullptr ? &account(a) : nullptr;
-}
-
-void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
-  uint64_t x = 0;
-  for (size_t k = 0; k < kWarmSlice; ++k) {
-    if (k % 4 == 3 && work_waiting()) return;  // the next batch goes first
-    AccountState* s = recent_accounts_[warm_cursor_++ % kWarmAccounts];
-    if (s == nullptr) continue;
-    x += astate_.find(s->view.index) != astate_.end();
-    warm_lines(s, sizeof(AccountState));
-    warm_vector(s->view.positions);
-    warm_vector(s->view.keys);
-    // The orders a small list copies on its next change (every node of the tree), else the
-    // ends of the tree (new orders go in at the back).
-    if (s->orders.size() <= cfg_.orders_in_view) {
-      for (const auto& [id, o] : s->orders) x += id;
-      if (s->small_spare) warm_lines(s->small_spare->data(), s->orders.size() * sizeof(OrderView));
-    } else {
-      x += s->orders.begin()->first + s->orders.rbegin()->first;
-    }
-    if (const TradeChunk* c = s->trade_chunks.back().get()) {  // where the next trade goes
-      warm_lines(c->data() + c->size(), sizeof(TradeRecord));
-      if (c->size() + 2 >= c->capacity()) {
-        // The next chunk, made now if none is ready (while the log grows: 8, 16, 32, 64): a
-        // chunk made on the hot path was 10+ µs (allocation and first touch of its memory).
-        const size_t cap = next_chunk_capacity(c);
-        // (A spare a view still holds is replaced too: it is let go with that view.)
-        if (!s->trade_spare || s->trade_spare.use_count() != 1 ||
-            s->trade_spare->capacity() != cap) {
-          s->trade_spare = std::make_shared<TradeChunk>();
-          s->trade_spare->resize(cap);  // touched (written) here, not by the first trade in it
-          s->trade_spare->clear();
-        }
-        warm_lines(s->trade_spare->data(), sizeof(TradeRecord));
-      }
-    }
-    accounts_.keep_warm(s->view.index);
-  }
-  for (const int16_t m : recent_markets_) {
-    if (m < 0) continue;
-    const MarketState& ms = mstate_[m];
-    warm_lines(&ms.view, sizeof(MarketView));
-    if (!ms.trade_ring.empty()) {  // where the next trade goes, twice
-      const size_t i = ms.trade_n % kHistoryTrades;
-      warm_lines(&ms.trade_ring[i], sizeof(TradeRecord));
-      warm_lines(&ms.trade_ring[i + kHistoryTrades], sizeof(TradeRecord));
-    }
-    for (const auto& c : ms.candles)
-      if (!c.empty()) warm_lines(&c.back(), sizeof(Candle));
-    if (const MarketView* v = markets_[m]->peek_spare()) warm_lines(v, sizeof(MarketView));
-    markets_[m]->keep_warm();
-    histories_[m]->keep_warm();
-    const auto& hours = ms.candles[4];  // refresh_daily reads the last 25
-    const size_t h = std::min<size_t>(hours.size(), 25);
-    warm_lines(hours.data() + hours.size() - h, h * sizeof(Candle));
-    trade_logs_[m]->prefetch_next(2);
-  }
-  log_.prefetch_next(8);
-  accounts_.keep_warm();
-  keep_value(x);
 }
 
 void ReadSide::touch(AccountState& s) {
@@ -525,14 +449,19 @@ static_assert(ReadSide::kAccountTrades <= 16 + 32 + kTradeChunkMax && TradeRange
 size_t ReadSide::next_chunk_capacity(const TradeChunk* newest) {
   return newest == nullptr ? 8 : std::min(kTradeChunkMax, 2 * newest->capacity());
 }
+// No view holds it any more (views let go of chunks on this thread only, so the count is exact
+// here) and it is the size the next chunk must be (a view reads a full chunk's capacity).
+bool ReadSide::spare_chunk_ready(const std::shared_ptr<TradeChunk>& spare, size_t cap) {
+  return spare != nullptr && spare.use_count() == 1 && spare->capacity() == cap;
+}
 void ReadSide::append_trade(AccountState& s, const TradeRecord& rec) {
   auto& cs = s.trade_chunks;
   const TradeChunk* newest = cs.back().get();
   if (newest == nullptr || newest->size() == newest->capacity()) {
     const size_t cap = next_chunk_capacity(newest);
     std::shared_ptr<TradeChunk> next;
-    if (s.trade_spare && s.trade_spare.use_count() == 1 && s.trade_spare->capacity() == cap) {
-      next = std::move(s.trade_spare);  // no view holds it any more (views let go on this thread)
+    if (spare_chunk_ready(s.trade_spare, cap)) {
+      next = std::move(s.trade_spare);
       next->clear();
     } else {
       next = std::make_shared<TradeChunk>();

@@ -14,6 +14,7 @@
 
 #include "tachyon/core/assert.hpp"
 #include "tachyon/core/broadcast_log.hpp"
+#include "tachyon/core/cache_warm.hpp"
 #include "tachyon/pipe/spsc_ring.hpp"
 
 namespace tachyon::pipe {
@@ -77,7 +78,7 @@ class EpochDomain {
   void keep_warm() const {
     uint64_t x = 0;
     for (auto& s : slots_) x += s.epoch.load(std::memory_order_relaxed);
-    asm volatile("" : : "r"(x));
+    keep_value(x);
   }
   // Writer: objects tagged below this are unreachable by any reader.
   uint64_t safe_below() const {

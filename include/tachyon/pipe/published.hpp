@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tachyon/core/assert.hpp"
+#include "tachyon/core/cache_warm.hpp"
 #include "tachyon/pipe/spsc_ring.hpp"
 
 namespace tachyon::pipe {
@@ -95,7 +96,7 @@ class Published {
     for (auto& s : slots_) x += s.epoch.load(std::memory_order_relaxed);
     __builtin_prefetch(retired_.data() + retired_.size());
     __builtin_prefetch(spare_.data() + spare_.size());
-    asm volatile("" : : "r"(x));
+    keep_value(x);
   }
   // Writer: the object take_spare() would return next, or nullptr (to warm it, not to use it).
   const T* peek_spare() const { return spare_.empty() ? nullptr : spare_.back(); }

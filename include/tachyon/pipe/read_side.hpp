@@ -438,6 +438,7 @@ class ReadSide {
   void publish_account(AccountState& s, int64_t now_ns, bool force);
   void append_trade(AccountState& s, const TradeRecord& rec);
   static size_t next_chunk_capacity(const TradeChunk* newest);  // newest null: the first
+  static bool spare_chunk_ready(const std::shared_ptr<TradeChunk>& spare, size_t cap);
   bool orders_due(const AccountState& s, int64_t now_ns) const;
   void publish_history(MarketState& m);
   void seed_funding(const Engine& e, const Market& m, int64_t now_ns);
