@@ -12,7 +12,9 @@
 // batch and the apply thread's CPU time in it (the difference is preemption). Allocations are
 // the whole process's, per update, after the first quarter of each row.
 //
-// Usage: bench_apply [seconds per row] [--by-type]   (default 3)
+// Usage: bench_apply [seconds per row] [--by-type] [--warm-only]   (default 3)
+// --warm-only: only the rows of the production mode (the apply thread spinning and warming).
+// TACHYON_ALLOC_TRAP=1: a backtrace of each of the first 40 allocations after a row's warm-up.
 // --by-type: one row (20k updates/s, the apply thread spinning on CPU 1) with each update's apply
 // time by update type (two clock reads around each: the pipeline's load-test detail), to see
 // which kind of update the time goes to.
@@ -121,6 +123,7 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
     if (got_at == 0 && got >= n / 4) {  // the first quarter is warm-up
       got_at = got;
       allocs_at = tachyon::bench::alloc_count();
+      if (std::getenv("TACHYON_ALLOC_TRAP") != nullptr) tachyon::bench::arm_alloc_trap(40);
     }
     if (generator_sleeps) {  // until the next tx is due (or a while, for the last results)
       const int64_t until =
@@ -197,10 +200,12 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
 
 int main(int argc, char** argv) {
   double seconds = 3.0;
-  bool by_type = false;
+  bool by_type = false, warm_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--by-type") {
       by_type = true;
+    } else if (std::string(argv[i]) == "--warm-only") {
+      warm_only = true;
     } else {
       seconds = std::atof(argv[i]);
     }
@@ -256,6 +261,7 @@ int main(int argc, char** argv) {
     for (const Mode mode : {Mode{false, false, false, "spins"}, Mode{true, false, false, "sleeps"},
                             Mode{true, true, false, "sleeps; apply spins on CPU 1"},
                             Mode{true, true, true, "sleeps; apply spins on CPU 1, keeps warm"}}) {
+      if (warm_only && !mode.keep_warm) continue;
       const char* const gen = mode.name;
       const Row r = run(target / warm.updates_per_tx, seconds, 2, mode.sleeps, mode.apply_spins,
                         mode.keep_warm);

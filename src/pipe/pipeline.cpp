@@ -391,9 +391,13 @@ void Pipeline::publish_changed() {
     s->engine_ts_ns = c.engine_ts_ns;
     s->bids.assign(c.bids.levels.rbegin(), c.bids.levels.rend());  // best first
     s->asks.assign(c.asks.levels.rbegin(), c.asks.levels.rend());
-    s->bid_orders.clear();
-    s->ask_orders.clear();
+    // A side's top orders are a walk of the queue (~30 btree nodes for 100 orders, most of the
+    // publish's time when cold), unless the batch touched no level at or better than the last
+    // order the previous snapshot shows: they are then that snapshot's, copied.
+    const BookSnapshot* prev = books_[m]->current_for_writer();
+    const std::array<bool, 2> walk = top_orders_changed(c, prev);
     auto take = [&](auto it, bool is_ask, std::vector<BookOrder>& out) {
+      out.clear();
       for (; it != c.queue.end() && (it->first.is_ask != 0) == is_ask &&
              out.size() < BookSnapshot::kTopOrders;
            ++it) {
@@ -402,8 +406,16 @@ void Pipeline::publish_changed() {
                                 q.remaining, q.initial, q.expiry_ms});
       }
     };
-    take(c.queue.begin(), false, s->bid_orders);  // bids sort first, then asks
-    take(c.queue.lower_bound(QueueKey{1, INT64_MIN, 0}), true, s->ask_orders);
+    if (walk[0]) {
+      take(c.queue.begin(), false, s->bid_orders);  // bids sort first, then asks
+    } else {
+      s->bid_orders.assign(prev->bid_orders.begin(), prev->bid_orders.end());
+    }
+    if (walk[1]) {
+      take(c.queue.lower_bound(QueueKey{1, INT64_MIN, 0}), true, s->ask_orders);
+    } else {
+      s->ask_orders.assign(prev->ask_orders.begin(), prev->ask_orders.end());
+    }
     record_delta(m, s->begin_nonce, s->nonce);
     books_[m]->publish(std::move(s));
     if (books_[m]->retired() > 0 && !in_collect_pending_[m]) {
@@ -413,6 +425,21 @@ void Pipeline::publish_changed() {
     snapshots_.fetch_add(1, std::memory_order_relaxed);
   }
   changed_.clear();
+}
+
+// Per side, whether the top orders `prev` shows may have changed since: a level touched at or
+// better than the last of them (an order there came, went or changed size before or after it), or
+// any level touched when it shows fewer than kTopOrders (a deeper order may now be among them).
+std::array<bool, 2> Pipeline::top_orders_changed(const BookCache& c, const BookSnapshot* prev) {
+  if (prev == nullptr) return {true, true};
+  std::array<bool, 2> changed{false, false};
+  for (const auto& [is_ask, price] : c.touched) {
+    const auto& shown = is_ask ? prev->ask_orders : prev->bid_orders;
+    if (shown.size() < BookSnapshot::kTopOrders ||
+        (is_ask ? price <= shown.back().price : price >= shown.back().price))
+      changed[is_ask] = true;
+  }
+  return changed;
 }
 
 // The levels this publish changed, with their final sizes, into the market's delta history.

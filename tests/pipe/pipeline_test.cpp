@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "store/store_support.hpp"
@@ -208,6 +209,142 @@ TEST(Pipeline, book_snapshots_stay_best_first_through_new_and_emptied_levels) {
   EXPECT_EQ(p.engine().market(0)->book.level_count(0), 6u);  // 5 + best + worst - middle
   EXPECT_EQ(p.engine().market(0)->book.level_count(1), 5u);  // 5 - swept + new best
   same_as_engine("after the txs");
+}
+
+// The top orders of each side come from the previous snapshot when a batch touched no level at or
+// better than its last one shown (publish_changed). A random stream, one tx at a time, over a book
+// with more and fewer orders a side than BookSnapshot::kTopOrders, with cancels deep and near the
+// touch, fills and new levels: after every tx the snapshot shows a mirror engine's book, levels and
+// top orders, given the same txs.
+TEST(Pipeline, book_snapshots_show_the_top_orders_of_the_engine_after_every_tx) {
+  TxBuilder b(realtime_ns());
+  std::vector<Tx> genesis = {b.create_market(0, roomy_market(), 300000)};
+  for (AccountIndex a = 100; a < 120; ++a) genesis.push_back(b.deposit(a, 1'000'000 * kUsdcScale));
+  auto engine = std::make_unique<Engine>();
+  Engine mirror;
+  uint64_t seq = 0;
+  NullSink sink;
+  std::mt19937_64 rng(11);
+  auto pick = [&](uint64_t n) { return static_cast<uint64_t>(rng() % n); };
+  std::vector<int64_t> nonce(20, 0);
+  auto on_both = [&](Tx tx) {
+    tx.h.seq = ++seq;
+    EXPECT_TRUE(engine->execute(tx, sink).ok());
+    EXPECT_TRUE(mirror.execute(tx, sink).ok());
+  };
+  for (const Tx& tx : genesis) on_both(tx);
+  // 250 asks and 70 bids (fewer than kTopOrders: any change there is among them, until the stream
+  // has added more) over ~60 levels a side.
+  for (int i = 0; i < 320; ++i) {
+    const AccountIndex a = 100 + static_cast<AccountIndex>(pick(20));
+    const bool ask = i < 250;
+    const Ticks away = 10 * static_cast<Ticks>(1 + pick(60));
+    on_both(b.limit(a, nonce[a - 100]++, 0, ask, ask ? 300000 + away : 300000 - away,
+                    1 + static_cast<Lots>(pick(4))));
+  }
+  pipe::PipelineConfig pc;
+  pc.workers = 1;
+  pipe::Pipeline p(pc, std::move(engine), nullptr, nullptr);
+  auto same_as_mirror = [&](int step) {
+    const Market* m = mirror.market(0);
+    auto reader = p.book(0).reader();
+    reader.read([&](const pipe::BookSnapshot* s) {
+      EXPECT_NE(s, nullptr);
+      if (s == nullptr) return 0;
+      for (int side = 0; side < 2; ++side) {
+        const auto& levels = side ? s->asks : s->bids;
+        EXPECT_EQ(levels.size(), m->book.level_count(side)) << "step " << step;
+        for (size_t i = 0; i < std::min(levels.size(), m->book.level_count(side)); ++i) {
+          EXPECT_EQ(levels[i].price, m->book.level(side, i).price) << "step " << step;
+          EXPECT_EQ(levels[i].size, m->book.level(side, i).total) << "step " << step;
+        }
+        std::vector<pipe::BookOrder> want;
+        for (size_t i = 0; i < m->book.level_count(side) && want.size() < s->kTopOrders; ++i) {
+          for (uint32_t slot = m->book.level(side, i).head;
+               slot != kNoSlot && want.size() < s->kTopOrders; slot = mirror.orders()[slot].next) {
+            const Order& o = mirror.orders()[slot];
+            want.push_back(pipe::BookOrder{o.order_index, o.account, o.price, o.remaining,
+                                           o.initial, o.expiry_ms});
+          }
+        }
+        const auto& shown = side ? s->ask_orders : s->bid_orders;
+        EXPECT_EQ(shown.size(), want.size()) << "step " << step << " side " << side;
+        for (size_t k = 0; k < std::min(shown.size(), want.size()); ++k) {
+          const pipe::BookOrder& x = shown[k];
+          const pipe::BookOrder& y = want[k];
+          EXPECT_TRUE(x.order_index == y.order_index && x.owner == y.owner && x.price == y.price &&
+                      x.remaining == y.remaining && x.initial == y.initial &&
+                      x.expiry_ms == y.expiry_ms)
+              << "step " << step << " side " << side << " order " << k << ": shows "
+              << x.order_index << " @" << x.price << " x" << x.remaining << ", the engine has "
+              << y.order_index << " @" << y.price << " x" << y.remaining;
+        }
+      }
+      return 0;
+    });
+  };
+  // The mirror's, so that a refused tx (the pipeline must refuse it too) leaves nothing out of
+  // step.
+  auto next_nonce = [&](AccountIndex a) { return mirror.account(a)->keys.at(0).next_nonce; };
+  p.start();
+  uint64_t cookie = 0, refused = 0;
+  std::array<int, 2> few_steps{}, many_steps{};  // per side: fewer / at least kTopOrders orders
+  int deep_cancels = 0, top_cancels = 0, fills = 0;
+  for (int step = 0; step < 1500 && !::testing::Test::HasFailure(); ++step) {
+    const AccountIndex a = 100 + static_cast<AccountIndex>(pick(20));
+    const bool ask = pick(2) == 1;
+    const uint64_t kind = pick(100);
+    Tx tx;
+    if (kind < 50) {  // a limit order, now and then through the touch; bids first grow
+      const bool ask = step < 700 ? pick(4) == 0 : pick(2) == 1;
+      const Ticks away = 10 * (static_cast<Ticks>(pick(70)) - 3);
+      tx = b.limit(a, next_nonce(a), 0, ask, ask ? 300000 + away : 300000 - away,
+                   1 + static_cast<Lots>(pick(4)));
+    } else if (kind < 88) {  // a cancel of a resting order, at any depth
+      const Market* m = mirror.market(0);
+      if (m->book.level_count(ask) == 0) continue;
+      const size_t level = pick(m->book.level_count(ask));
+      uint32_t slot = m->book.level(ask, level).head;
+      for (uint64_t k = pick(m->book.level(ask, level).count); k > 0; --k)
+        slot = mirror.orders()[slot].next;
+      const Order& o = mirror.orders()[slot];
+      (level < 3 ? top_cancels : deep_cancels) += 1;
+      tx = b.cancel(o.account, next_nonce(o.account), 0, o.order_index);
+    } else {  // a market order sweeping a few lots
+      tx =
+          b.market(a, next_nonce(a), 0, ask, ask ? 299000 : 301000, 1 + static_cast<Lots>(pick(8)));
+      ++fills;
+    }
+    Tx mirrored = tx;
+    mirrored.h.seq = ++seq;
+    const TxResult want = mirror.execute(mirrored, sink);
+    ASSERT_TRUE(p.submit(0, tx, ++cookie, 0));
+    size_t got = 0;
+    while (got == 0) {
+      got = p.poll_results(0, [&](const pipe::Result& r) {
+        EXPECT_EQ(r.reject, want.reject) << "step " << step;
+        refused += r.reject != Reject::kOk;
+        EXPECT_EQ(r.order_index, want.order_index) << "step " << step;
+      });
+      if (got == 0) std::this_thread::yield();
+    }
+    same_as_mirror(step);
+    for (int side = 0; side < 2; ++side) {
+      uint64_t n = 0;
+      for (size_t i = 0; i < mirror.market(0)->book.level_count(side); ++i)
+        n += mirror.market(0)->book.level(side, i).count;
+      (n < pipe::BookSnapshot::kTopOrders ? few_steps : many_steps)[side] += 1;
+    }
+  }
+  p.stop();
+  EXPECT_GT(deep_cancels, 100);
+  EXPECT_GT(top_cancels, 50);
+  EXPECT_GT(fills, 100);
+  EXPECT_LT(refused, 50u);
+  std::printf("steps with fewer than kTopOrders bids: %d, asks: %d\n", few_steps[0], few_steps[1]);
+  EXPECT_GT(few_steps[0] + few_steps[1], 100);
+  EXPECT_GT(many_steps[0], 100);
+  EXPECT_GT(many_steps[1], 100);
 }
 
 }  // namespace

@@ -185,6 +185,7 @@ class Pipeline final : public Front {
   void keep_warm();
   void level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders);
   void publish_changed();
+  static std::array<bool, 2> top_orders_changed(const BookCache& c, const BookSnapshot* prev);
   void record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce);
   size_t release_results();
   bool ingress_pending() const;
