@@ -21,8 +21,8 @@ namespace {
 pipe::BookSnapshot make_book(int levels) {
   pipe::BookSnapshot b;
   for (int i = 0; i < levels; ++i) {
-    b.bids.push_back(pipe::PriceLevel{300000 - i * 7, 10000 + i * 1234, 1});
-    b.asks.push_back(pipe::PriceLevel{300010 + i * 7, 20000 + i * 4321, 1});
+    b.bids.push_worse(pipe::PriceLevel{300000 - i * 7, 10000 + i * 1234, 1});
+    b.asks.push_worse(pipe::PriceLevel{300010 + i * 7, 20000 + i * 4321, 1});
   }
   b.nonce = 123456;
   return b;
@@ -32,7 +32,7 @@ void encode_ours(std::string& out, const pipe::BookSnapshot& b) {
   out.clear();
   api::JsonWriter w(out);
   w.obj().kv_i("code", 200);
-  auto side = [&](const char* total, const char* name, const std::vector<pipe::PriceLevel>& lv) {
+  auto side = [&](const char* total, const char* name, const pipe::LevelArray& lv) {
     w.key(total).i64(static_cast<int64_t>(lv.size()));
     w.key(name).arr();
     for (const auto& l : lv) {
@@ -55,7 +55,7 @@ std::string fixed(int64_t v, int d) {
 std::string encode_boost(const pipe::BookSnapshot& b) {
   boost::json::object o;
   o["code"] = 200;
-  auto side = [&](const char* total, const char* name, const std::vector<pipe::PriceLevel>& lv) {
+  auto side = [&](const char* total, const char* name, const pipe::LevelArray& lv) {
     o[total] = lv.size();
     boost::json::array a;
     for (const auto& l : lv) {

@@ -36,8 +36,8 @@ std::unique_ptr<BookSnapshot> make(uint64_t n) {
   auto s = std::make_unique<BookSnapshot>();
   s->nonce = n;
   for (int i = 0; i < 10; ++i) {
-    s->bids.push_back({300000 - i, static_cast<Lots>(n + i), 1});
-    s->asks.push_back({300001 + i, static_cast<Lots>(n + i), 1});
+    s->bids.push_worse({300000 - i, static_cast<Lots>(n + i), 1});
+    s->asks.push_worse({300001 + i, static_cast<Lots>(n + i), 1});
   }
   return s;
 }

@@ -567,7 +567,7 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
     const auto mv = dry_.market(static_cast<MarketId>(m));
     if (!mv) return error_reply(400, 21602, "no such market");
     const int pd = mv->params.price_decimals, sd = mv->params.size_decimals;
-    auto levels = [&](const char* name, const std::vector<pipe::PriceLevel>& lv) {
+    auto levels = [&](const char* name, const auto& lv) {  // a delta's vector or a LevelArray
       w.key(name).arr();
       for (const auto& l : lv)
         w.obj().key("price").dec(l.price, pd).key("size").dec(l.size, sd).end_obj();
@@ -588,7 +588,7 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
       auto& rd = book_readers_[m];
       if (!rd) rd.emplace(pipe_.book(static_cast<MarketId>(m)).reader());
       rd->read([&](const pipe::BookSnapshot* s) {
-        static const std::vector<pipe::PriceLevel> none;
+        static const pipe::LevelArray none;
         w.kv_b("reset", true).key("order_book").obj().kv_i("nonce", s ? s->nonce : 0);
         levels("asks", s ? s->asks : none);
         levels("bids", s ? s->bids : none);

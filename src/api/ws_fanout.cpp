@@ -44,8 +44,8 @@ bool WorkerLogic::refresh_book(MarketId m) {
     if (current) return false;
     c.nonce = s->nonce;
     c.engine_ts_ns = s->engine_ts_ns;
-    c.bids = s->bids;
-    c.asks = s->asks;
+    c.bids.assign(s->bids.begin(), s->bids.end());  // best first
+    c.asks.assign(s->asks.begin(), s->asks.end());
     c.valid = true;
     return true;
   });

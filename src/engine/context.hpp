@@ -23,8 +23,9 @@ struct Engine::Ctx {
   uint64_t touched[4] = {0, 0, 0, 0};  // markets whose book or index changed: mark to refresh
 
   // Accounts whose margin changed other than by a mark move (fills, funding, transfers): the
-  // risk pass looks at them after the tx.
-  absl::InlinedVector<uint32_t, 8> risk_accounts;
+  // risk pass looks at them after the tx. Room for a sweep of ~60 fills without the heap (with 8,
+  // a market order filling more than 7 makers allocated).
+  absl::InlinedVector<uint32_t, 64> risk_accounts;
   // Trigger orders whose trigger the mark reached (order indices), fired in the next risk round.
   absl::InlinedVector<OrderIndex, 4> triggered;
   // Set while a liquidation IOC order is the taker: its slot and zero price (engine fee rule).

@@ -301,7 +301,7 @@ void Engine::settle_risk(Ctx& c) {
         if (slot != kNoSlot && pool_[slot].pending) fire_trigger(c, slot);
       }
     }
-    absl::InlinedVector<uint32_t, 8> batch;
+    decltype(c.risk_accounts) batch;
     batch.swap(c.risk_accounts);
     std::sort(batch.begin(), batch.end());
     batch.erase(std::unique(batch.begin(), batch.end()), batch.end());

@@ -300,8 +300,10 @@ void Pipeline::sequencer_loop() {
 
 void Pipeline::level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders) {
   BookCache& c = caches_[m];
-  auto& v = (is_ask ? c.asks : c.bids).levels;
+  Side& sd = is_ask ? c.asks : c.bids;
+  auto& v = sd.levels;
   const size_t i = level_pos(v, is_ask, price);
+  sd.changed_from = std::min(sd.changed_from, static_cast<uint32_t>(i));  // and all after it
   if (i == v.size() || v[i].price != price)
     v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), PriceLevel{price, 0, 0});
   v[i].size += size;
@@ -385,12 +387,13 @@ void Pipeline::publish_changed() {
       recent_books_[recent_book_pos_++ % recent_books_.size()] = rm;
     std::unique_ptr<BookSnapshot> s = books_[m]->take_spare();  // vectors keep their capacity
     if (!s) s = std::make_unique<BookSnapshot>();
+    const uint64_t had = s->market == m ? s->nonce : 0;  // what the recycled snapshot shows
     s->market = m;
     s->begin_nonce = c.nonce;
     s->nonce = ++c.nonce;
     s->engine_ts_ns = c.engine_ts_ns;
-    s->bids.assign(c.bids.levels.rbegin(), c.bids.levels.rend());  // best first
-    s->asks.assign(c.asks.levels.rbegin(), c.asks.levels.rend());
+    copy_levels(c.bids, s->nonce, had, s->bids);
+    copy_levels(c.asks, s->nonce, had, s->asks);
     // A side's top orders are a walk of the queue (~30 btree nodes for 100 orders, most of the
     // publish's time when cold), unless the batch touched no level at or better than the last
     // order the previous snapshot shows: they are then that snapshot's, copied.
@@ -425,6 +428,24 @@ void Pipeline::publish_changed() {
     snapshots_.fetch_add(1, std::memory_order_relaxed);
   }
   changed_.clear();
+}
+
+// A side's levels into a snapshot being published at `nonce` that showed them at nonce `had` (0:
+// nothing): only those from the lowest index changed since then (all when that is too long ago).
+void Pipeline::copy_levels(Side& sd, uint64_t nonce, uint64_t had, LevelArray& out) {
+  sd.changed_at[nonce % kSideHistory] = sd.changed_from;
+  sd.changed_from = UINT32_MAX;
+  size_t from = 0;
+  if (had != 0 && nonce - had < kSideHistory) {
+    from = SIZE_MAX;
+    for (uint64_t n = had + 1; n <= nonce; ++n)
+      from = std::min<size_t>(from, sd.changed_at[n % kSideHistory]);
+  }
+  std::vector<PriceLevel>& v = out.worst_first();
+  from = std::min({from, v.size(), sd.levels.size()});
+  v.resize(sd.levels.size());
+  std::copy(sd.levels.begin() + static_cast<std::ptrdiff_t>(from), sd.levels.end(),
+            v.begin() + static_cast<std::ptrdiff_t>(from));
 }
 
 // Per side, whether the top orders `prev` shows may have changed since: a level touched at or
@@ -561,9 +582,12 @@ void Pipeline::keep_warm() {
       if (more) c.warm_at[side] = it->first;
     }
     books_[m]->keep_warm();
-    if (const BookSnapshot* s = books_[m]->peek_spare()) {
-      warm_lines(s->bids.data(), s->bids.capacity() * sizeof(PriceLevel));
-      warm_lines(s->asks.data(), s->asks.capacity() * sizeof(PriceLevel));
+    if (const BookSnapshot* s = books_[m]->peek_spare()) {  // the levels near the touch, which
+      for (const LevelArray* l : {&s->bids, &s->asks}) {    // the next publish rewrites
+        const std::vector<PriceLevel>& v = l->worst_first();
+        const size_t n = std::min<size_t>(v.size(), 128);
+        warm_lines(v.data() + (v.size() - n), n * sizeof(PriceLevel));
+      }
     }
   }
   for (OrderIndex i = last_rested_ + 1; i <= last_rested_ + 4; ++i) resting_.prefetch(i);

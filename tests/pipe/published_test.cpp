@@ -19,8 +19,8 @@ std::unique_ptr<BookSnapshot> make(uint64_t nonce) {
   s->begin_nonce = nonce - 1;
   const size_t depth = 1 + nonce % 40;
   for (size_t i = 0; i < depth; ++i) {
-    s->bids.push_back({static_cast<Ticks>(100000 - i), static_cast<Lots>(nonce + i), 1});
-    s->asks.push_back({static_cast<Ticks>(100001 + i), static_cast<Lots>(nonce * 3 + i), 1});
+    s->bids.push_worse({static_cast<Ticks>(100000 - i), static_cast<Lots>(nonce + i), 1});
+    s->asks.push_worse({static_cast<Ticks>(100001 + i), static_cast<Lots>(nonce * 3 + i), 1});
   }
   return s;
 }
@@ -123,8 +123,8 @@ TEST(Published, recycled_snapshots_are_refilled_only_once_no_reader_holds_them) 
       const auto fresh = make(v);
       s->nonce = fresh->nonce;
       s->begin_nonce = fresh->begin_nonce;
-      s->bids.assign(fresh->bids.begin(), fresh->bids.end());
-      s->asks.assign(fresh->asks.begin(), fresh->asks.end());
+      s->bids = fresh->bids;
+      s->asks = fresh->asks;
     } else {
       s = make(v);
     }

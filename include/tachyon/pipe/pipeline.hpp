@@ -127,8 +127,13 @@ class Pipeline final : public Front {
     uint64_t cookie;
     int64_t t_recv_ns;
   };
+  // The lowest level index each of the last kSideHistory publishes changed, by nonce: a recycled
+  // snapshot published at nonce K then needs only the levels from the lowest of (K, now] copied.
+  static constexpr uint64_t kSideHistory = 16;
   struct Side {
     std::vector<PriceLevel> levels;  // worst first: the touch is at the back
+    uint32_t changed_from = 0;       // the lowest index changed since the last publish
+    std::array<uint32_t, kSideHistory> changed_at{};
   };
   // A resting order's place in its book: side, price (best first), then arrival.
   struct QueueKey {
@@ -186,6 +191,7 @@ class Pipeline final : public Front {
   void level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders);
   void publish_changed();
   static std::array<bool, 2> top_orders_changed(const BookCache& c, const BookSnapshot* prev);
+  static void copy_levels(Side& sd, uint64_t nonce, uint64_t had, LevelArray& out);
   void record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce);
   size_t release_results();
   bool ingress_pending() const;
