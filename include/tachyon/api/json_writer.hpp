@@ -2,9 +2,12 @@
 // A hand-written JSON writer that appends to a caller-owned std::string: reuse the string and
 // steady-state writing allocates nothing. Numbers go through std::to_chars; fixed-point values
 // (ticks, lots, micro-USDC) are written with exactly their decimals, so a price renders the same
-// string in every frame (clients key book levels by it).
+// string in every frame (clients key book levels by it). Each token (with its separator and
+// quotes) is formatted in a small buffer and appended once: a string append checks the capacity
+// and writes the terminator every time, which was most of the writer's time at one per character.
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -15,9 +18,7 @@ class JsonWriter {
   explicit JsonWriter(std::string& out) : out_(out) {}
 
   JsonWriter& obj() {
-    sep();
-    out_ += '{';
-    first_ = true;
+    open('{');
     return *this;
   }
   JsonWriter& end_obj() {
@@ -26,9 +27,7 @@ class JsonWriter {
     return *this;
   }
   JsonWriter& arr() {
-    sep();
-    out_ += '[';
-    first_ = true;
+    open('[');
     return *this;
   }
   JsonWriter& end_arr() {
@@ -36,11 +35,23 @@ class JsonWriter {
     first_ = false;
     return *this;
   }
-  JsonWriter& key(std::string_view k) {
-    sep();
-    out_ += '"';
-    out_ += k;  // keys are our own literals: no escaping needed
-    out_ += "\":";
+  JsonWriter& key(std::string_view k) {  // keys are our own literals: no escaping needed
+    char buf[64];
+    if (k.size() + 4 > sizeof(buf)) {
+      sep();
+      out_ += '"';
+      out_ += k;
+      out_ += "\":";
+    } else {
+      size_t n = 0;
+      if (!first_) buf[n++] = ',';
+      buf[n++] = '"';
+      std::memcpy(buf + n, k.data(), k.size());
+      n += k.size();
+      buf[n++] = '"';
+      buf[n++] = ':';
+      out_.append(buf, n);
+    }
     first_ = true;
     return *this;
   }
@@ -52,16 +63,16 @@ class JsonWriter {
     return *this;
   }
   JsonWriter& i64(int64_t v) {
-    sep();
     char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    char* p = lead(buf);
+    auto r = std::to_chars(p, buf + sizeof(buf), v);
     out_.append(buf, static_cast<size_t>(r.ptr - buf));
     return *this;
   }
   JsonWriter& u64(uint64_t v) {
-    sep();
     char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    char* p = lead(buf);
+    auto r = std::to_chars(p, buf + sizeof(buf), v);
     out_.append(buf, static_cast<size_t>(r.ptr - buf));
     return *this;
   }
@@ -77,16 +88,12 @@ class JsonWriter {
   }
   // A fixed-point value as a JSON string: "3024.50" for (302450, 2).
   JsonWriter& dec(__int128 v, int decimals) {
-    sep();
-    out_ += '"';
-    fixed(v, decimals);
-    out_ += '"';
+    fixed(v, decimals, true);
     return *this;
   }
   // The same as a JSON number (fields clients read as numbers).
   JsonWriter& dec_num(__int128 v, int decimals) {
-    sep();
-    fixed(v, decimals);
+    fixed(v, decimals, false);
     return *this;
   }
   // Pre-encoded JSON.
@@ -110,23 +117,51 @@ class JsonWriter {
     if (!first_) out_ += ',';
     first_ = false;
   }
-  void fixed(__int128 v, int decimals) {
-    char buf[48];
+  // The separator a value needs, written at the start of buf; returns where the value goes.
+  char* lead(char* buf) {
+    char* p = buf;
+    if (!first_) *p++ = ',';
+    first_ = false;
+    return p;
+  }
+  void open(char c) {
+    const char buf[2] = {',', c};
+    out_.append(first_ ? buf + 1 : buf, first_ ? 1 : 2);
+    first_ = true;
+  }
+  // Written from the back of one buffer: closing quote, digits, opening quote, separator.
+  void fixed(__int128 v, int decimals, bool quoted) {
+    char buf[96];  // an __int128 has at most 39 digits; decimals are a market's (< 20)
     char* p = buf + sizeof(buf);
+    if (quoted) *--p = '"';
     const bool neg = v < 0;
     unsigned __int128 u =
         neg ? static_cast<unsigned __int128>(-v) : static_cast<unsigned __int128>(v);
     if (u <= UINT64_MAX) {  // 64-bit division: __int128 division is a library call per digit
+      // Two digits per division (a table of the pairs): half the chain of dependent multiplies
+      // that the conversion of a number is.
       uint64_t x = static_cast<uint64_t>(u);
-      for (int i = 0; i < decimals; ++i) {
+      int d = decimals;
+      for (; d >= 2; d -= 2) {
+        p -= 2;
+        std::memcpy(p, kPairs + 2 * (x % 100), 2);
+        x /= 100;
+      }
+      if (d == 1) {
         *--p = static_cast<char>('0' + x % 10);
         x /= 10;
       }
       if (decimals > 0) *--p = '.';
-      do {
-        *--p = static_cast<char>('0' + x % 10);
-        x /= 10;
-      } while (x != 0);
+      for (; x >= 100; x /= 100) {
+        p -= 2;
+        std::memcpy(p, kPairs + 2 * (x % 100), 2);
+      }
+      if (x >= 10) {
+        p -= 2;
+        std::memcpy(p, kPairs + 2 * x, 2);
+      } else {
+        *--p = static_cast<char>('0' + x);
+      }
     } else {
       for (int i = 0; i < decimals; ++i) {
         *--p = static_cast<char>('0' + static_cast<int>(u % 10));
@@ -139,6 +174,9 @@ class JsonWriter {
       } while (u != 0);
     }
     if (neg) *--p = '-';
+    if (quoted) *--p = '"';
+    if (!first_) *--p = ',';
+    first_ = false;
     out_.append(p, static_cast<size_t>(buf + sizeof(buf) - p));
   }
   void escape(std::string_view s) {
@@ -157,6 +195,10 @@ class JsonWriter {
       }
     }
   }
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
   std::string& out_;
   bool first_ = true;
 };
