@@ -131,7 +131,7 @@ class JsonWriter {
   }
   // Written from the back of one buffer: closing quote, digits, opening quote, separator.
   void fixed(__int128 v, int decimals, bool quoted) {
-    char buf[96];  // an __int128 has at most 39 digits; decimals are a market's (< 20)
+    char buf[96];  // an __int128 has at most 39 digits; every caller's decimals are below 20
     char* p = buf + sizeof(buf);
     if (quoted) *--p = '"';
     const bool neg = v < 0;

@@ -1,0 +1,251 @@
+// The apply thread's book caches (levels worst first, every resting order in its queue) and
+// their publication: one immutable BookSnapshot per changed market per batch, built from what
+// changed since the recycled snapshot was published, and the delta history for gap repair.
+#include <algorithm>
+
+#include "tachyon/core/assert.hpp"
+#include "tachyon/pipe/pipeline.hpp"
+
+namespace tachyon::pipe {
+
+namespace {
+// Position of a price in a side kept worst first: the touch, where most levels come and go, is
+// the back of the vector (an insert or erase there moves nothing; best first, a new best level
+// moved every level of the side, ~10 KB at 400 levels).
+size_t level_pos(const std::vector<PriceLevel>& v, bool is_ask, Ticks price) {
+  return static_cast<size_t>(std::lower_bound(v.begin(), v.end(), price,
+                                              [is_ask](const PriceLevel& l, Ticks p) {
+                                                return is_ask ? l.price > p : l.price < p;
+                                              }) -
+                             v.begin());
+}
+}  // namespace
+
+void Pipeline::level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders) {
+  BookCache& c = caches_[m];
+  Side& sd = is_ask ? c.asks : c.bids;
+  auto& v = sd.levels;
+  const size_t i = level_pos(v, is_ask, price);
+  sd.changed_from = std::min(sd.changed_from, static_cast<uint32_t>(i));  // and all after it
+  if (i == v.size() || v[i].price != price)
+    v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), PriceLevel{price, 0, 0});
+  v[i].size += size;
+  v[i].orders = static_cast<uint32_t>(static_cast<int>(v[i].orders) + orders);
+  c.touched.emplace_back(static_cast<uint8_t>(is_ask), price);
+  if (v[i].orders == 0) v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
+  if (!c.changed) {
+    c.changed = true;
+    changed_.push_back(m);
+  }
+}
+
+// A new resting order (or one re-placed by a modify): it joins the back of its price.
+void Pipeline::rest_order(const OrderUpdate& o) {
+  const Resting r{o.market, o.is_ask != 0, o.price, ++arrival_};
+  resting_[o.order_index] = r;
+  last_rested_ = std::max(last_rested_, o.order_index);
+  caches_[o.market].queue.emplace(
+      QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
+      Queued{o.order_index, o.account, o.remaining, o.initial, o.expiry_ms});
+  level_add(o.market, o.is_ask, o.price, o.remaining, 1);
+}
+
+void Pipeline::apply(const ApplyItem& it) {
+  const StateUpdate& u = it.u;
+  read_.apply(u);
+  switch (u.type) {
+    case UpdateType::kOrderAdded: {
+      if (u.order.pending) break;  // a trigger order waits outside the book
+      rest_order(u.order);
+      caches_[u.order.market].engine_ts_ns = u.time_ns;
+      break;
+    }
+    case UpdateType::kOrderReduced:
+    case UpdateType::kOrderRemoved: {
+      auto r = resting_.find(u.order.order_index);
+      if (r == resting_.end()) break;  // a taker that never rested
+      const Resting x = r->second;
+      BookCache& c = caches_[x.market];
+      auto q = c.queue.find(QueueKey{x.is_ask, x.is_ask ? x.price : -x.price, x.arrival});
+      TACHYON_ASSERT(q != c.queue.end(), "a resting order is in its book's queue");
+      const bool removed = u.type == UpdateType::kOrderRemoved;
+      const Lots gone = q->second.remaining - (removed ? 0 : u.order.remaining);
+      if (removed) {
+        c.queue.erase(q);
+        resting_.erase(r);
+      } else {
+        q->second.remaining = u.order.remaining;
+      }
+      level_add(x.market, x.is_ask, x.price, -gone, removed ? -1 : 0);
+      c.engine_ts_ns = u.time_ns;
+      break;
+    }
+    case UpdateType::kTxResult: {
+      const TxResultUpdate& t = u.result;
+      pending_.push_back(Pending{
+          it.worker, Result{it.cookie, t.seq, t.block, t.order_index, t.reject, it.t_recv_ns,
+                            u.time_ns, u.time_ns + int64_t{it.exec_ns}, 0, 0}});
+      applied_seq_.store(t.seq, std::memory_order_release);
+      break;
+    }
+    case UpdateType::kMarket: {  // a new market gets its (empty) book published at once
+      BookCache& c = caches_[u.market.market];
+      c.engine_ts_ns = u.time_ns;
+      if (!c.changed) {
+        c.changed = true;
+        changed_.push_back(u.market.market);
+      }
+      break;
+    }
+    default: break;  // accounts, marks: the read side (read_) keeps them
+  }
+}
+
+void Pipeline::publish_changed() {
+  for (MarketId m : changed_) {
+    BookCache& c = caches_[m];
+    c.changed = false;
+    const auto rm = static_cast<int16_t>(m);
+    if (std::find(recent_books_.begin(), recent_books_.end(), rm) == recent_books_.end())
+      recent_books_[recent_book_pos_++ % recent_books_.size()] = rm;
+    std::unique_ptr<BookSnapshot> s = books_[m]->take_spare();  // vectors keep their capacity
+    if (!s) s = std::make_unique<BookSnapshot>();
+    const uint64_t had = s->market == m ? s->nonce : 0;  // what the recycled snapshot shows
+    s->market = m;
+    s->begin_nonce = c.nonce;
+    s->nonce = ++c.nonce;
+    s->engine_ts_ns = c.engine_ts_ns;
+    copy_levels(c.bids, s->nonce, had, s->bids);
+    copy_levels(c.asks, s->nonce, had, s->asks);
+    // A side's top orders are a walk of the queue (~30 btree nodes for 100 orders, most of the
+    // publish's time when cold), unless the batch touched no level at or better than the last
+    // order the previous snapshot shows: they are then that snapshot's, copied.
+    const BookSnapshot* prev = books_[m]->current_for_writer();
+    const std::array<bool, 2> walk = top_orders_changed(c, prev);
+    auto take = [&](auto it, bool is_ask, std::vector<BookOrder>& out) {
+      out.clear();
+      for (; it != c.queue.end() && (it->first.is_ask != 0) == is_ask &&
+             out.size() < BookSnapshot::kTopOrders;
+           ++it) {
+        const Queued& q = it->second;
+        out.push_back(BookOrder{q.order_index, q.owner, is_ask ? it->first.rank : -it->first.rank,
+                                q.remaining, q.initial, q.expiry_ms});
+      }
+    };
+    if (walk[0]) {
+      take(c.queue.begin(), false, s->bid_orders);  // bids sort first, then asks
+    } else {
+      s->bid_orders.assign(prev->bid_orders.begin(), prev->bid_orders.end());
+    }
+    if (walk[1]) {
+      take(c.queue.lower_bound(QueueKey{1, INT64_MIN, 0}), true, s->ask_orders);
+    } else {
+      s->ask_orders.assign(prev->ask_orders.begin(), prev->ask_orders.end());
+    }
+    record_delta(m, s->begin_nonce, s->nonce);
+    books_[m]->publish(std::move(s));
+    if (books_[m]->retired() > 0 && !in_collect_pending_[m]) {
+      in_collect_pending_[m] = 1;
+      collect_pending_.push_back(m);
+    }
+    snapshots_.fetch_add(1, std::memory_order_relaxed);
+  }
+  changed_.clear();
+}
+
+// A side's levels into a snapshot being published at `nonce` that showed them at nonce `had` (0:
+// nothing): only those from the lowest index changed since then (all when that is too long ago).
+void Pipeline::copy_levels(Side& sd, uint64_t nonce, uint64_t had, LevelArray& out) {
+  sd.changed_at[nonce % kSideHistory] = sd.changed_from;
+  sd.changed_from = UINT32_MAX;
+  size_t from = 0;
+  if (had != 0 && nonce - had < kSideHistory) {
+    from = SIZE_MAX;
+    for (uint64_t n = had + 1; n <= nonce; ++n)
+      from = std::min<size_t>(from, sd.changed_at[n % kSideHistory]);
+  }
+  std::vector<PriceLevel>& v = out.worst_first();
+  from = std::min({from, v.size(), sd.levels.size()});
+  v.resize(sd.levels.size());
+  std::copy(sd.levels.begin() + static_cast<std::ptrdiff_t>(from), sd.levels.end(),
+            v.begin() + static_cast<std::ptrdiff_t>(from));
+}
+
+// Per side, whether the top orders `prev` shows may have changed since: a level touched at or
+// better than the last of them (an order there came, went or changed size before or after it), or
+// any level touched when it shows fewer than kTopOrders (a deeper order may now be among them).
+std::array<bool, 2> Pipeline::top_orders_changed(const BookCache& c, const BookSnapshot* prev) {
+  if (prev == nullptr) return {true, true};
+  std::array<bool, 2> changed{false, false};
+  for (const auto& [is_ask, price] : c.touched) {
+    const auto& shown = is_ask ? prev->ask_orders : prev->bid_orders;
+    if (shown.size() < BookSnapshot::kTopOrders ||
+        (is_ask ? price <= shown.back().price : price >= shown.back().price))
+      changed[is_ask] = true;
+  }
+  return changed;
+}
+
+// The levels this publish changed, with their final sizes, into the market's delta history.
+void Pipeline::record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce) {
+  BookCache& c = caches_[m];
+  BroadcastLog<BookDeltaRecord>* log = deltas_[m].load(std::memory_order_relaxed);
+  if (log == nullptr) {
+    size_t cap = 1;
+    while (cap < cfg_.book_history) cap <<= 1;
+    log = new BroadcastLog<BookDeltaRecord>(cap);
+    deltas_[m].store(log, std::memory_order_release);
+  }
+  std::sort(c.touched.begin(), c.touched.end());
+  c.touched.erase(std::unique(c.touched.begin(), c.touched.end()), c.touched.end());
+  BookDeltaRecord r;
+  r.nonce = nonce;
+  r.begin_nonce = begin_nonce;
+  r.engine_ts_ns = c.engine_ts_ns;
+  for (size_t k = 0; k < c.touched.size(); ++k) {
+    const bool is_ask = c.touched[k].first != 0;
+    const Ticks price = c.touched[k].second;
+    const auto& v = (is_ask ? c.asks : c.bids).levels;
+    const size_t i = level_pos(v, is_ask, price);
+    const Lots size = (i < v.size() && v[i].price == price) ? v[i].size : 0;
+    r.lv[r.count++] = BookDeltaRecord::Level{price, size, static_cast<uint8_t>(is_ask), {}};
+    if (r.count == BookDeltaRecord::kLevels && k + 1 < c.touched.size()) {
+      log->append(r);
+      r.count = 0;
+    }
+  }
+  r.last = 1;
+  log->append(r);
+  c.touched.clear();
+}
+
+bool Pipeline::book_deltas(MarketId m, uint64_t since, uint64_t until,
+                           std::vector<BookDelta>& out) const {
+  out.clear();
+  const BroadcastLog<BookDeltaRecord>* log = deltas_[m].load(std::memory_order_acquire);
+  if (log == nullptr) return false;
+  const uint64_t head = log->head();
+  const uint64_t first = head > log->capacity() ? head - log->capacity() : 0;
+  BookDeltaRecord r;
+  // Anchored once the last record of publish `since` is seen: everything after it is complete.
+  bool anchored = false;
+  for (uint64_t pos = first; pos < head; ++pos) {
+    if (!log->read(pos, r)) {
+      if (anchored) return false;  // overwritten under us: too old after all
+      continue;
+    }
+    if (!anchored) {
+      anchored = r.nonce == since && r.last != 0;
+      continue;
+    }
+    if (r.nonce > until) break;
+    if (out.empty() || out.back().nonce != r.nonce)
+      out.push_back(BookDelta{r.nonce, r.begin_nonce, r.engine_ts_ns, {}, {}});
+    for (int i = 0; i < r.count; ++i)
+      (r.lv[i].is_ask ? out.back().asks : out.back().bids)
+          .push_back(PriceLevel{r.lv[i].price, r.lv[i].size, 0});
+  }
+  return anchored;
+}
+
+}  // namespace tachyon::pipe
