@@ -14,6 +14,7 @@
 //
 // Usage: bench_apply [seconds per row] [--by-type] [--warm-only]   (default 3)
 // --warm-only: only the rows of the production mode (the apply thread spinning and warming).
+// --repeat N: those rows N times each, alternating, summarised (the p99's spread across rows).
 // TACHYON_ALLOC_TRAP=1: a backtrace of each of the first 40 allocations after a row's warm-up.
 // --by-type: one row (20k updates/s, the apply thread spinning on CPU 1) with each update's apply
 // time by update type (two clock reads around each: the pipeline's load-test detail), to see
@@ -201,11 +202,14 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
 int main(int argc, char** argv) {
   double seconds = 3.0;
   bool by_type = false, warm_only = false;
+  int repeat = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--by-type") {
       by_type = true;
     } else if (std::string(argv[i]) == "--warm-only") {
       warm_only = true;
+    } else if (std::string(argv[i]) == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
     } else {
       seconds = std::atof(argv[i]);
     }
@@ -213,6 +217,42 @@ int main(int argc, char** argv) {
   // Warm-up: how many updates a tx of this flow makes.
   ::prctl(PR_SET_TIMERSLACK, 1UL);  // a sleeping generator wakes when its next tx is due
   const Row warm = run(10'000, 1.0, 1, false, false);
+  if (repeat > 0) {
+    // The production rows `repeat` times, 20k and 200k alternating: the spread of the p99 from
+    // row to row on this machine, which one run cannot show.
+    std::map<double, std::vector<Row>> rows;
+    for (int k = 0; k < repeat; ++k)
+      for (double target : {20'000.0, 200'000.0})
+        rows[target].push_back(run(target / warm.updates_per_tx, seconds, 2, true, true, true));
+    std::printf(
+        "## Apply time per batch (µs), apply thread spinning on CPU 1 and keeping warm, %d rows "
+        "of %.0f s each\n\n| target updates/s | rows | p50 (median of the rows) | p99: min | "
+        "median | max | rows with p99 < 10 µs | executed -> published p50 (median) | each row's "
+        "p99 |\n|---|---|---|---|---|---|---|---|---|\n",
+        repeat, seconds);
+    for (auto& [target, rs] : rows) {
+      std::vector<double> p50, p99, pub;
+      std::string each;
+      int under = 0;
+      for (const Row& r : rs) {
+        p50.push_back(r.p50);
+        p99.push_back(r.p99);
+        pub.push_back(r.published_p50);
+        under += r.p99 < 10.0;
+        char b[16];
+        std::snprintf(b, sizeof b, "%s%.2f", each.empty() ? "" : " ", r.p99);
+        each += b;
+      }
+      auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+      };
+      std::printf("| %.0f | %zu | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %s |\n", target,
+                  rs.size(), median(p50), *std::min_element(p99.begin(), p99.end()), median(p99),
+                  *std::max_element(p99.begin(), p99.end()), under, median(pub), each.c_str());
+    }
+    return 0;
+  }
   if (by_type) {
     static std::array<Histogram, pipe::kUpdateTypeSlots> hist;
     g_by_type = &hist;
