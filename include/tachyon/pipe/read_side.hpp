@@ -20,6 +20,7 @@
 #include <absl/functional/function_ref.h>
 
 #include "tachyon/core/cached_allocator.hpp"
+#include "tachyon/core/wide_btree.hpp"
 #include "tachyon/engine/tx.hpp"
 #include "tachyon/engine/update.hpp"
 #include "tachyon/pipe/epoch.hpp"
@@ -411,8 +412,9 @@ class ReadSide {
   struct AccountState {
     AccountView view;  // orders / trades kept in the containers below while writing
     // In index order (a rebuild is a copy); nodes recycled on the apply thread.
-    absl::btree_map<OrderIndex, OrderView, std::less<OrderIndex>,
-                    CachedAllocator<std::pair<const OrderIndex, OrderView>>>
+    // (2 KB nodes: ~18 orders each, where absl's default 256 bytes held 2-3; wide_btree.hpp)
+    WideBtreeMap<OrderIndex, OrderView, std::less<OrderIndex>,
+                 CachedAllocator<std::pair<const OrderIndex, OrderView>>, 2048>
         orders;
     // Its trade log's last chunks, oldest first, the newest being appended to (null ones unused),
     // and the chunk dropped last: reused for the next one once no view holds it.
