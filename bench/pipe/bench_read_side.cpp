@@ -7,12 +7,14 @@
 // same engine state, after the same warm-up. At 20k updates/s (bench_apply's lower rate) a
 // busy-polling apply thread waits ~240 µs between txs.
 //
-// Usage: bench_read_side [txs per row]   (default 20000; the warm-up is 5000 more)
+// Usage: bench_read_side [txs per row] [--back-to-back]   (default 20000; the warm-up is 5000
+// more). --back-to-back: only the first row (no idling), e.g. to compare two builds or to profile.
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <immintrin.h>
@@ -89,7 +91,15 @@ Row replay(pipe::ReadSide& rs, const std::vector<StateUpdate>& updates,
 }  // namespace
 
 int main(int argc, char** argv) {
-  const size_t measured = argc > 1 ? static_cast<size_t>(std::atoll(argv[1])) : 20000;
+  size_t measured = 20000;
+  bool back_to_back_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--back-to-back") {
+      back_to_back_only = true;
+    } else {
+      measured = static_cast<size_t>(std::atoll(argv[i]));
+    }
+  }
   const size_t n_txs = kWarmTxs + measured;
   testing::TxBuilder b(realtime_ns());
   bench::ApplyFlow flow(b, 1);
@@ -105,7 +115,7 @@ int main(int argc, char** argv) {
   const RowSpec kRowSpecs[] = {{0, false},       {20'000, false}, {20'000, true},
                                {200'000, false}, {200'000, true}, {1'000'000, false},
                                {1'000'000, true}};
-  const size_t kRows = std::getenv("ROW0") ? 1 : std::size(kRowSpecs);
+  const size_t kRows = back_to_back_only ? 1 : std::size(kRowSpecs);
   std::vector<std::unique_ptr<pipe::ReadSide>> sides;
   for (size_t r = 0; r < kRows; ++r) {
     sides.push_back(std::make_unique<pipe::ReadSide>(pipe::ReadSideConfig{}));
