@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tachyon/core/assert.hpp"
+#include "tachyon/core/cache_warm.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
 namespace tachyon::pipe {
@@ -105,12 +106,10 @@ void Pipeline::publish_changed() {
   for (MarketId m : changed_) {
     BookCache& c = caches_[m];
     c.changed = false;
-    const auto rm = static_cast<int16_t>(m);
-    if (std::find(recent_books_.begin(), recent_books_.end(), rm) == recent_books_.end())
-      recent_books_[recent_book_pos_++ % recent_books_.size()] = rm;
+    remember_recent(recent_books_, recent_book_pos_, static_cast<int16_t>(m));
     std::unique_ptr<BookSnapshot> s = books_[m]->take_spare();  // vectors keep their capacity
     if (!s) s = std::make_unique<BookSnapshot>();
-    const uint64_t had = s->market == m ? s->nonce : 0;  // what the recycled snapshot shows
+    const uint64_t had = s->nonce;  // what the recycled snapshot (only ever this book's) shows
     s->market = m;
     s->begin_nonce = c.nonce;
     s->nonce = ++c.nonce;

@@ -1,5 +1,6 @@
 #include "tachyon/pipe/read_side.hpp"
 
+#include "tachyon/core/cache_warm.hpp"
 #include "tachyon/engine/engine.hpp"
 
 #include <algorithm>
@@ -580,9 +581,7 @@ void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
   for (MarketId id : markets_changed_) {
     MarketState& m = mstate_[id];
     m.changed = false;
-    const auto rm = static_cast<int16_t>(id);
-    if (std::find(recent_markets_.begin(), recent_markets_.end(), rm) == recent_markets_.end())
-      recent_markets_[recent_market_pos_++ % recent_markets_.size()] = rm;
+    remember_recent(recent_markets_, recent_market_pos_, static_cast<int16_t>(id));
     refresh_daily(m);
     ++m.view.version;
     std::unique_ptr<MarketView> v = markets_[id]->take_spare();

@@ -3,8 +3,8 @@
 // steady-state writing allocates nothing. Numbers go through std::to_chars; fixed-point values
 // (ticks, lots, micro-USDC) are written with exactly their decimals, so a price renders the same
 // string in every frame (clients key book levels by it). Each token (with its separator and
-// quotes) is formatted in a small buffer and appended once: a string append checks the capacity
-// and writes the terminator every time, which was most of the writer's time at one per character.
+// quotes) is formatted in a small buffer and appended once, where it took up to four appends
+// (each a library call that checks the capacity and writes the terminator).
 #include <charconv>
 #include <cstdint>
 #include <cstring>
