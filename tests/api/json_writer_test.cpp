@@ -92,5 +92,58 @@ TEST(JsonWriter, separators_go_between_members_and_elements_only) {
             "\"a\":[-1,\"5\",\"x\",false]}");
 }
 
+// The writer buffers tokens and hands them to the string when an object or array closes, when
+// its buffer is full, at out() and at destruction: long documents, tokens longer than the
+// buffer and reads in the middle must all see exactly what a direct concatenation gives.
+TEST(JsonWriter, buffered_tokens_reach_the_string_in_order_whatever_their_length) {
+  std::mt19937_64 rng(11);
+  std::string s, want;
+  {
+    api::JsonWriter w(s);
+    w.arr();
+    want = "[";
+    for (int i = 0; i < 3000; ++i) {
+      if (i > 0) want += ',';
+      switch (rng() % 5) {
+        case 0: {
+          const size_t n = rng() % 1500;  // up to ~3x the buffer
+          std::string v(n, 'x');
+          for (size_t k = 0; k < n; k += 97) v[k] = '"';
+          w.str(v);
+          std::string e;
+          for (char c : v) e += c == '"' ? std::string("\\\"") : std::string(1, c);
+          want += '"' + e + '"';
+          break;
+        }
+        case 1: {
+          const std::string k(1 + rng() % 700, 'k');  // keys longer than the buffer too
+          w.obj().key(k).i64(i).end_obj();
+          want += "{\"" + k + "\":" + std::to_string(i) + "}";
+          break;
+        }
+        case 2:
+          w.dec(i * 37, 3);
+          want += '"' + naive_fixed(i * 37, 3) + '"';
+          break;
+        case 3: {
+          const std::string raw = "[" + std::string(rng() % 900, '1') + "]";
+          w.raw(raw);
+          want += raw;
+          break;
+        }
+        default:
+          w.u64(static_cast<uint64_t>(i) << 40);
+          want += std::to_string(static_cast<uint64_t>(i) << 40);
+      }
+      if (i % 500 == 499) {
+        ASSERT_EQ(w.out(), want) << "read through out() after element " << i;
+      }
+    }
+    w.i64(-7);  // no object closes after it: it reaches the string at destruction
+    want += ",-7";
+  }
+  EXPECT_EQ(s, want);
+}
+
 }  // namespace
 }  // namespace tachyon::testing
