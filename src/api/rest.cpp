@@ -532,9 +532,8 @@ HttpReply WorkerLogic::route(const HttpRequest& req, bool& deferred, ReplyFn& do
     dry_.account_reader().read([&] {
       // By account index (the table's own order depends on the order accounts were inserted).
       std::vector<const pipe::AccountView*> found;
-      dry_.accounts().for_each([&](const pipe::AccountView& a) {
-        if (a.l1_address == addr) found.push_back(&a);
-      });
+      dry_.accounts().for_each_with_l1(addr,
+                                       [&](const pipe::AccountView& a) { found.push_back(&a); });
       std::sort(found.begin(), found.end(),
                 [](const pipe::AccountView* x, const pipe::AccountView* y) {
                   return x->index < y->index;

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <absl/container/flat_hash_set.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -199,7 +200,11 @@ int serve(const app::Config& c) {
   struct HistorySink final : UpdateSink {
     std::vector<StateUpdate> updates;
     size_t named = 0;  // updates[named..] belong to the tx being replayed
+    // The accounts the replay changed: they get their read-side view at start, the others when
+    // first used (pipe::AccountBase).
+    absl::flat_hash_set<AccountIndex> changed;
     void on_update(const StateUpdate& u) override {
+      for_each_account_of(u, [&](AccountIndex a) { changed.insert(a); });
       if (u.type != UpdateType::kTrade && !(u.type == UpdateType::kFunding && u.funding.settled))
         return;
       updates.push_back(u);
@@ -221,8 +226,10 @@ int serve(const app::Config& c) {
     }
   };
   // The snapshot's state hash is checked on the hasher thread below when no journal tx follows it.
+  pipe::AccountBase account_base;
   if (Status s = store::recover(c.data_dir, c.engine, engine, rep, on_replayed, UINT64_MAX,
-                                &replayed_history, /*repair=*/true, /*defer_hash_check=*/true);
+                                &replayed_history, /*repair=*/true, /*defer_hash_check=*/true,
+                                &account_base.saved);
       !s.ok()) {
     spdlog::critical("recovery of {} failed: {}", c.data_dir, s.message());
     return 2;
@@ -302,9 +309,19 @@ int serve(const app::Config& c) {
   const uint64_t recovered_seq = engine->last_seq();
   const auto read_side_from = std::chrono::steady_clock::now();
   const tachyon::AllocStats mem_before_read_side = tachyon::alloc_stats();
-  pipe::Pipeline pipeline(pc, std::move(engine), journal.get(), &committer);
+  account_base.replayed.assign(replayed_history.changed.begin(), replayed_history.changed.end());
+  replayed_history.changed = {};
+  pipe::Pipeline pipeline(pc, std::move(engine), journal.get(), &committer,
+                          std::move(account_base));
   if (const uint64_t refused = pipeline.read_side().accounts().refused(); refused != 0)
     spdlog::error("{} accounts have no read-side view: the account table is full", refused);
+  if (const size_t total = pipeline.engine().accounts().size(),
+      made = pipeline.read_side().accounts().size();
+      made < total)
+    spdlog::info(
+        "read side: {} of {} account views made at start (made or changed since snapshot {}); "
+        "the others are made from it on first use",
+        made, total, rep.snapshot_seq);
   {
     std::vector<pipe::MarketHistory> saved;
     std::vector<pipe::AccountTrades> saved_accounts;

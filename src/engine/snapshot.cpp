@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -73,6 +75,24 @@ SavedOrder saved(const Order& o) {
   return SavedOrder{o.order_index, o.client_order_index, o.account, o.price,  o.remaining,
                     o.initial,     o.expiry_ms,          o.market,  o.is_ask, o.type,
                     o.tif,         o.reduce_only,        o.stp,     {0, 0}};
+}
+
+// An account's record (into an account whose positions and keys are empty): nullptr, or what
+// is wrong with it.
+const char* read_account(ByteSource& in, bool eng3, Account& a) {
+  a.index = in.pod<AccountIndex>();
+  a.master = in.pod<AccountIndex>();
+  a.collateral = in.pod<Usdc>();
+  a.l1_address = in.pod<std::array<uint8_t, 20>>();
+  a.cancel_all_at_ms = in.pod<int64_t>();
+  const uint32_t np = in.pod<uint32_t>();
+  if (np > kMaxMarkets) return "position count";
+  for (uint32_t k = 0; k < np; ++k)
+    a.positions.push_back(eng3 ? from_eng3(in.pod<PositionEng3>()) : in.pod<Position>());
+  const uint32_t nk = in.pod<uint32_t>();
+  if (nk > kMaxApiKeys) return "key count";
+  for (uint32_t k = 0; k < nk; ++k) a.keys.push_back(in.pod<ApiKey>());
+  return nullptr;
 }
 
 Order from_saved(const SavedOrder& so, uint32_t account_slot, uint8_t pending, Ticks trigger) {
@@ -199,8 +219,10 @@ void Engine::save(ByteSink& out) const {
   out.pod(kMagic);
 }
 
-Status Engine::load(ByteSource& in, bool validate_after) {
+Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
   auto bad = [](const std::string& what) { return Status::error("engine snapshot: " + what); };
+  const uint8_t* const body = in.cursor();
+  auto offset = [&] { return static_cast<uint64_t>(in.cursor() - body); };
   const uint32_t magic = in.pod<uint32_t>();
   if (magic == kOldMagic)
     return bad(
@@ -212,6 +234,12 @@ Status Engine::load(ByteSource& in, bool validate_after) {
         "data dir or replay its journal with this version");
   if (magic != kMagic && magic != kEng3Magic) return bad("bad magic");
   const bool eng3 = magic == kEng3Magic;
+  if (saved != nullptr) {
+    *saved = SavedAccounts();
+    saved->body_ = body;
+    saved->len_ = in.remaining() + sizeof(magic);
+    saved->eng3_ = eng3;
+  }
   if (pool_.live_count() != 0 || accounts_.size() > 2) return bad("load needs a fresh engine");
   accounts_.clear();
   account_slot_.clear();
@@ -232,6 +260,10 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   static_assert(kMinAccountRecord == 60);
   if (in.failed() || n_accounts > in.remaining() / kMinAccountRecord) return bad("account count");
   accounts_.reserve(n_accounts);
+  if (saved != nullptr) {
+    saved->index_.reserve(n_accounts);
+    saved->record_.reserve(n_accounts);
+  }
   // Sized once for what the snapshot holds (the engine reserved only expected_accounts): growing
   // from 64k to 1M entries rehashed it five times, every account moved again each time.
   account_slot_.reserve(n_accounts);
@@ -258,18 +290,8 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   for (uint64_t i = 0; i < n_accounts && !in.failed(); ++i) {
     if ((i & 4095) == 0) accounts_filled.store(i * sizeof(Account), std::memory_order_relaxed);
     Account& a = accounts_.emplace_back();
-    a.index = in.pod<AccountIndex>();
-    a.master = in.pod<AccountIndex>();
-    a.collateral = in.pod<Usdc>();
-    a.l1_address = in.pod<std::array<uint8_t, 20>>();
-    a.cancel_all_at_ms = in.pod<int64_t>();
-    const uint32_t np = in.pod<uint32_t>();
-    if (np > kMaxMarkets) return bad("position count");
-    for (uint32_t k = 0; k < np; ++k)
-      a.positions.push_back(eng3 ? from_eng3(in.pod<PositionEng3>()) : in.pod<Position>());
-    const uint32_t nk = in.pod<uint32_t>();
-    if (nk > kMaxApiKeys) return bad("key count");
-    for (uint32_t k = 0; k < nk; ++k) a.keys.push_back(in.pod<ApiKey>());
+    if (saved != nullptr) saved->record_.push_back(offset());
+    if (const char* why = read_account(in, eng3, a)) return bad(why);
   }
   // The index map after the accounts, with its buckets prefetched ahead: each insert is a random
   // read into a table of tens of MB, and the next account's index is known only once this one's
@@ -285,6 +307,20 @@ Status Engine::load(ByteSource& in, bool validate_after) {
       std::max<size_t>(1, std::min<size_t>(pool_.capacity(), in.remaining() / sizeof(SavedOrder))),
       std::memory_order_release);
   orders_bound.notify_one();
+  // With `saved`: where each order's SavedOrder lies, by pool slot, | its pending kind << 56
+  // (written for every slot handed out; read for the listed ones).
+  std::unique_ptr<uint64_t[]> slot_at;
+  if (saved != nullptr) {
+    for (const Account& a : accounts_) saved->index_.push_back(a.index);
+    saved->sorted_ = std::is_sorted(saved->index_.begin(), saved->index_.end());
+    if (!saved->sorted_) {
+      saved->by_index_.reserve(saved->index_.size());
+      for (size_t i = 0; i < saved->index_.size(); ++i)
+        saved->by_index_.emplace_back(saved->index_[i], static_cast<uint32_t>(i));
+      std::sort(saved->by_index_.begin(), saved->by_index_.end());
+    }
+    slot_at.reset(new uint64_t[pool_.capacity() + 1]);
+  }
   const uint32_t n_markets = in.pod<uint32_t>();
   if (n_markets > kMaxMarkets) return bad("market count");
   for (uint32_t i = 0; i < n_markets && !in.failed(); ++i) {
@@ -324,10 +360,12 @@ Status Engine::load(ByteSource& in, bool validate_after) {
         // In batches, the accounts' hash buckets prefetched first: these lookups are random
         // and each would otherwise miss cache in turn.
         std::array<SavedOrder, 16> batch;
+        uint64_t batch_at = 0;  // the first one's offset
         for (uint32_t k = 0; k < count; ++k) {
           const uint32_t at = k % batch.size();
           if (at == 0) {
             const uint32_t n = std::min<uint32_t>(count - k, batch.size());
+            batch_at = offset();
             for (uint32_t j = 0; j < n; ++j) {
               batch[j] = in.pod<SavedOrder>();
               account_slot_.prefetch(batch[j].account);
@@ -342,6 +380,7 @@ Status Engine::load(ByteSource& in, bool validate_after) {
           const uint32_t s = pool_.alloc();
           if ((s & 4095) == 0)
             orders_filled.store(size_t{s} * sizeof(Order), std::memory_order_relaxed);
+          if (slot_at) slot_at[s] = batch_at + at * sizeof(SavedOrder);
           Order& o = pool_[s];
           o = from_saved(so, acct->second, 0, 0);
           m.book.add(pool_, s);
@@ -359,6 +398,7 @@ Status Engine::load(ByteSource& in, bool validate_after) {
     const uint32_t n = in.pod<uint32_t>();
     if (n > in.remaining() / sizeof(SavedOrder)) return bad("pending order count");
     for (uint32_t k = 0; k < n && !in.failed(); ++k) {
+      const uint64_t at = offset();
       const SavedOrder so = in.pod<SavedOrder>();
       const Ticks trigger = in.pod<Ticks>();
       auto acct = account_slot_.find(so.account);
@@ -367,6 +407,7 @@ Status Engine::load(ByteSource& in, bool validate_after) {
           order_slot_.find(so.order_index, pool_) != kNoSlot)
         return bad("pending order");
       const uint32_t s = pool_.alloc();
+      if (slot_at) slot_at[s] = at | uint64_t{kWaitingTrigger} << 56;
       Order& o = pool_[s];
       o = from_saved(so, acct->second, kWaitingTrigger, trigger);
       (fires_below(o.type, o.is_ask) ? m.triggers_below : m.triggers_above)
@@ -384,6 +425,7 @@ Status Engine::load(ByteSource& in, bool validate_after) {
     const uint64_t n = in.pod<uint64_t>();
     if (n > in.remaining() / sizeof(SavedOrder)) return bad(what + " count");
     for (uint64_t k = 0; k < n && !in.failed(); ++k) {
+      const uint64_t at = offset();
       const SavedOrder so = in.pod<SavedOrder>();
       const Ticks trigger = in.pod<Ticks>();
       auto acct = account_slot_.find(so.account);
@@ -394,6 +436,7 @@ Status Engine::load(ByteSource& in, bool validate_after) {
           order_slot_.find(so.order_index, pool_) != kNoSlot)
         return bad(what);
       const uint32_t s = pool_.alloc();
+      if (slot_at) slot_at[s] = at | uint64_t{kind} << 56;
       pool_[s] = from_saved(so, acct->second, kind, trigger);
       ++markets_[so.market].waiting_orders;
       if (so.expiry_ms != 0) expiries_.push(s);
@@ -433,7 +476,12 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   for (size_t j = 0; j < std::min(ids.size(), kOrderAhead); ++j)
     order_slot_.prefetch_order(ids[j], pool_);
   size_t next = 0;
+  if (saved != nullptr) {
+    saved->list_begin_.reserve(accounts_.size() + 1);
+    saved->entry_.reserve(ids.size());
+  }
   for (Account& a : accounts_) {
+    if (saved != nullptr) saved->list_begin_.push_back(static_cast<uint32_t>(next));
     uint32_t tail = kNoSlot;
     for (uint32_t k = 0; k < a.open_orders; ++k, ++next) {
       if (next + kCellAhead < ids.size()) order_slot_.prefetch_cell(ids[next + kCellAhead]);
@@ -442,6 +490,10 @@ Status Engine::load(ByteSource& in, bool validate_after) {
       const uint32_t s = order_slot_.find(ids[next], pool_);
       if (s == kNoSlot || pool_[s].account != a.index) return bad("account order");
       Order& o = pool_[s];
+      if (saved != nullptr) {
+        saved->entry_.push_back(slot_at[s]);
+        if (o.parent != 0) saved->parents_.emplace_back(o.order_index, o.parent);
+      }
       o.acct_prev = tail;
       if (tail == kNoSlot) {
         a.order_head = s;
@@ -450,6 +502,10 @@ Status Engine::load(ByteSource& in, bool validate_after) {
       }
       tail = s;
     }
+  }
+  if (saved != nullptr) {
+    saved->list_begin_.push_back(static_cast<uint32_t>(next));
+    std::sort(saved->parents_.begin(), saved->parents_.end());
   }
   if (in.pod<uint32_t>() != magic || in.failed() || in.remaining() != 0)
     return bad("truncated or trailing bytes");
@@ -463,6 +519,45 @@ Status Engine::load(ByteSource& in, bool validate_after) {
   if (!validate_after) return Status();
   if (std::string broken = validate(); !broken.empty()) return bad("inconsistent state: " + broken);
   return Status();
+}
+
+size_t SavedAccounts::position(AccountIndex a) const {
+  if (sorted_) {
+    auto it = std::lower_bound(index_.begin(), index_.end(), a);
+    return it != index_.end() && *it == a ? static_cast<size_t>(it - index_.begin()) : SIZE_MAX;
+  }
+  auto it = std::lower_bound(by_index_.begin(), by_index_.end(), std::make_pair(a, uint32_t{0}));
+  return it != by_index_.end() && it->first == a ? it->second : SIZE_MAX;
+}
+
+// The bytes were checked (checksum, then every count and index) when load() decoded them.
+void SavedAccounts::decode(size_t pos, Account& a, std::vector<Order>& orders) const {
+  ByteSource in(body_ + record_[pos], len_ - record_[pos]);
+  a.positions.clear();
+  a.keys.clear();
+  a.order_head = kNoSlot;
+  (void)read_account(in, eng3_, a);
+  orders.clear();
+  for (uint32_t j = list_begin_[pos]; j < list_begin_[pos + 1]; ++j) {
+    const uint64_t e = entry_[j];
+    const uint64_t at = e & ((uint64_t{1} << 56) - 1);
+    const auto pending = static_cast<uint8_t>(e >> 56);
+    SavedOrder so;
+    std::memcpy(&so, body_ + at, sizeof(so));
+    Ticks trigger = 0;
+    if (pending != 0) std::memcpy(&trigger, body_ + at + sizeof(so), sizeof(trigger));
+    Order& o = orders.emplace_back(from_saved(so, kNoSlot, pending, trigger));
+    auto p = std::lower_bound(parents_.begin(), parents_.end(),
+                              std::make_pair(o.order_index, OrderIndex{0}));
+    if (p != parents_.end() && p->first == o.order_index) o.parent = p->second;
+  }
+  a.open_orders = static_cast<uint32_t>(orders.size());
+}
+
+std::array<uint8_t, 20> SavedAccounts::l1_address(size_t pos) const {
+  std::array<uint8_t, 20> l1;
+  std::memcpy(l1.data(), body_ + record_[pos] + 2 * sizeof(AccountIndex) + sizeof(Usdc), l1.size());
+  return l1;
 }
 
 }  // namespace tachyon

@@ -55,7 +55,7 @@ class Pipeline::RingSink final : public UpdateSink {
 };
 
 Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
-                   store::Journal* journal, store::Committer* committer)
+                   store::Journal* journal, store::Committer* committer, AccountBase base)
     : read_arena_(cfg.read_side_outside_fork ? tachyon::dontfork_arena() : 0),
       ctor_arena_(read_arena_),
       cfg_(cfg),
@@ -86,8 +86,17 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   // in common (the engine is only read), and a start at 1M accounts and 1M orders waits for both.
   // The accounts go in chunks to whichever thread is free: the seeder from the start, this one
   // once the books are built.
-  std::atomic<size_t> next_account{0};
+  // With a base, the accounts it holds (the engine's first ones, in the same order: accounts are
+  // only ever appended) start without a view, unless the replay changed them.
   const size_t n_accounts = engine_->accounts().size();
+  const SavedAccounts* saved = base.saved.get();
+  if (saved != nullptr && (saved->size() > n_accounts ||
+                           (saved->size() > 0 && saved->index_at(saved->size() - 1) !=
+                                                     engine_->accounts()[saved->size() - 1].index)))
+    saved = nullptr;  // not the snapshot this engine was loaded from: every view at start
+  if (saved != nullptr)
+    read_.accounts().set_base(base.saved, restored_ns, cfg.read.orders_in_view, read_arena_);
+  std::atomic<size_t> next_account{saved != nullptr ? saved->size() : 0};
   auto seed_accounts = [this, restored_ns, n_accounts, &next_account] {
     constexpr size_t kChunk = 4096;
     for (;;) {
@@ -145,6 +154,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   publish_changed();
   seed_accounts();
   seeder.join();
+  if (saved != nullptr) read_.seed_listed(*engine_, restored_ns, base.replayed);
   read_.seed_done(restored_ns);
   ctor_arena_.restore();
 }

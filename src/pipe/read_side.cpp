@@ -1,5 +1,6 @@
 #include "tachyon/pipe/read_side.hpp"
 
+#include "tachyon/core/alloc.hpp"
 #include "tachyon/core/cache_warm.hpp"
 #include "tachyon/engine/engine.hpp"
 
@@ -37,10 +38,62 @@ size_t AccountTable::slot_of(AccountIndex a) const {
 const AccountView* AccountTable::find(AccountIndex a) const {
   for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
     const uint64_t k = entries_[i].key.load(std::memory_order_acquire);
-    if (k == 0) return nullptr;
-    if (k == a + 1) return entries_[i].view.load(std::memory_order_acquire);
+    if (k == 0) break;
+    if (k == a + 1) {
+      if (const AccountView* v = entries_[i].view.load(std::memory_order_acquire)) return v;
+      break;  // claimed, its view not stored yet
+    }
   }
-  return nullptr;
+  return base_ != nullptr ? from_base(a) : nullptr;
+}
+
+void AccountTable::set_base(std::shared_ptr<const SavedAccounts> base, int64_t now_ns,
+                            size_t orders_in_view, unsigned arena) {
+  base_ = std::move(base);
+  base_ns_ = now_ns;
+  base_orders_in_view_ = orders_in_view;
+  base_arena_ = arena;
+}
+
+// The account's view made from the base and inserted, or the one another thread inserted first;
+// nullptr when the base does not have the account (or the table is full).
+const AccountView* AccountTable::from_base(AccountIndex a) const {
+  const size_t pos = base_->position(a);
+  if (pos == SIZE_MAX) return nullptr;
+  Account acct;
+  std::vector<Order> orders;
+  base_->decode(pos, acct, orders);
+  std::unique_ptr<AccountView> v;
+  {
+    const tachyon::ArenaScope arena(base_arena_);
+    std::vector<OrderView> views;
+    views.reserve(orders.size());
+    for (const Order& o : orders) views.push_back(order_view(o, base_ns_));
+    v = first_view(acct, views, base_ns_, base_orders_in_view_);
+  }
+  // Inserting changes no account's view (this is its view), only what the table holds.
+  auto* self = const_cast<AccountTable*>(this);
+  bool fresh = false;
+  Entry* e = self->claim(a, fresh);
+  if (e == nullptr) return nullptr;
+  AccountView* expected = nullptr;
+  if (e->view.compare_exchange_strong(expected, v.get(), std::memory_order_acq_rel)) {
+    made_.fetch_add(1, std::memory_order_relaxed);
+    return v.release();
+  }
+  dropped_.fetch_add(1, std::memory_order_relaxed);
+  return expected;
+}
+
+void AccountTable::for_each_with_l1(const std::array<uint8_t, 20>& l1,
+                                    absl::FunctionRef<void(const AccountView&)> f) const {
+  if (base_ != nullptr) {
+    for (size_t pos = 0; pos < base_->size(); ++pos)
+      if (base_->l1_address(pos) == l1) (void)find(base_->index_at(pos));
+  }
+  for_each([&](const AccountView& v) {
+    if (v.l1_address == l1) f(v);
+  });
 }
 
 // The entry of account `a`, claimed for it (`fresh`) if it has none; nullptr when the table is
@@ -150,7 +203,8 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
     p->view.master = a;
     // An account seeded at start has only its published view until its first update: the state
     // starts from that view (seed() makes views, not states, so a start stays fast at 1M
-    // accounts). Only this thread publishes, so the view is current.
+    // accounts), which find() makes from the account base if nobody has used the account yet.
+    // Only this thread publishes, so the view is current.
     if (const AccountView* v = accounts_.find(a)) {
       AccountState& s = *p;
       s.view.master = v->master;

@@ -124,56 +124,84 @@ void ReadSide::seed_markets(const Engine& e, int64_t now_ns) {
   }
 }
 
+OrderView order_view(const Order& o, int64_t now_ns) {
+  OrderView ov;
+  ov.o =
+      OrderUpdate{o.order_index, o.client_order_index,  o.account,     o.price,   o.remaining,
+                  o.initial,     o.expiry_ms,           o.market,      o.is_ask,  o.type,
+                  o.tif,         RemoveReason::kFilled, o.reduce_only, o.pending, o.trigger_price,
+                  o.parent};
+  ov.created_ns = ov.updated_ns = now_ns;
+  return ov;
+}
+
+std::unique_ptr<AccountView> first_view(const Account& a, std::vector<OrderView>& orders,
+                                        int64_t now_ns, size_t orders_in_view) {
+  auto v = std::make_unique<AccountView>();
+  v->index = a.index;
+  v->master = a.master;
+  v->l1_address = a.l1_address;
+  v->collateral = a.collateral;
+  // Both sorted as the views keep them (keys by index, positions by market); every market with
+  // an open order has a position entry whose open-order aggregates count what on_order counts.
+  v->keys.reserve(a.keys.size());
+  for (const ApiKey& k : a.keys)
+    v->keys.push_back(KeyView{k.index, k.version, k.next_nonce, k.pubkey});
+  v->positions.reserve(a.positions.size());
+  for (const Position& p : a.positions) {
+    v->positions.push_back(PositionView{p.market, p.size, p.entry_notional, p.realized_pnl,
+                                        p.buy_open, p.sell_open, p.imf, p.open_orders,
+                                        p.funding_paid, p.allocated, p.isolated});
+  }
+  std::sort(orders.begin(), orders.end(), [](const OrderView& x, const OrderView& y) {
+    return x.o.order_index < y.o.order_index;
+  });
+  if (orders.size() <= orders_in_view) {
+    v->small_orders.assign(orders.begin(), orders.end());
+  } else {
+    v->orders = OrderList::from_sorted(orders);
+  }
+  v->open_order_count = static_cast<uint32_t>(orders.size());
+  v->engine_ts_ns = now_ns;
+  v->version = 1;
+  return v;
+}
+
+namespace {
+std::unique_ptr<AccountView> engine_view(const Engine& e, const Account& a, int64_t now_ns,
+                                         size_t orders_in_view, std::vector<OrderView>& orders) {
+  orders.clear();
+  for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next)
+    orders.push_back(order_view(e.orders()[slot], now_ns));
+  return first_view(a, orders, now_ns, orders_in_view);
+}
+}  // namespace
+
 // Accounts: their views are made and published directly, without an AccountState each (made at
-// an account's first update, from its view) and without going through the update log: one view
-// per account is what a start at 1M accounts can afford. Reads only the engine and cfg_.
+// an account's first update, from its view) and without going through the update log. With an
+// account base (Pipeline's AccountBase) only the accounts it does not hold as they are now come
+// here; the others get their view on first use (AccountTable::find). Reads only the engine and
+// cfg_.
 void ReadSide::seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size_t end) {
   std::vector<OrderView> orders;
   std::vector<std::unique_ptr<AccountView>> views;
   views.reserve(std::min(end - begin, size_t{4096}));
   const auto& accounts = e.accounts();
   for (size_t ai = begin; ai < end && ai < accounts.size(); ++ai) {
-    const Account& a = accounts[ai];
-    auto v = std::make_unique<AccountView>();
-    v->index = a.index;
-    v->master = a.master;
-    v->l1_address = a.l1_address;
-    v->collateral = a.collateral;
-    // Both sorted as the views keep them (keys by index, positions by market); every market with
-    // an open order has a position entry whose open-order aggregates count what on_order counts.
-    v->keys.reserve(a.keys.size());
-    for (const ApiKey& k : a.keys)
-      v->keys.push_back(KeyView{k.index, k.version, k.next_nonce, k.pubkey});
-    v->positions.reserve(a.positions.size());
-    for (const Position& p : a.positions) {
-      v->positions.push_back(PositionView{p.market, p.size, p.entry_notional, p.realized_pnl,
-                                          p.buy_open, p.sell_open, p.imf, p.open_orders,
-                                          p.funding_paid, p.allocated, p.isolated});
-    }
-    orders.clear();
-    for (uint32_t slot = a.order_head; slot != kNoSlot; slot = e.orders()[slot].acct_next) {
-      const Order& o = e.orders()[slot];
-      OrderView ov;
-      ov.o = OrderUpdate{
-          o.order_index, o.client_order_index,  o.account,     o.price,   o.remaining,
-          o.initial,     o.expiry_ms,           o.market,      o.is_ask,  o.type,
-          o.tif,         RemoveReason::kFilled, o.reduce_only, o.pending, o.trigger_price,
-          o.parent};
-      ov.created_ns = ov.updated_ns = now_ns;
-      orders.push_back(ov);
-    }
-    std::sort(orders.begin(), orders.end(), [](const OrderView& x, const OrderView& y) {
-      return x.o.order_index < y.o.order_index;
-    });
-    if (orders.size() <= cfg_.orders_in_view) {
-      v->small_orders.assign(orders.begin(), orders.end());
-    } else {
-      v->orders = OrderList::from_sorted(orders);
-    }
-    v->open_order_count = static_cast<uint32_t>(orders.size());
-    v->engine_ts_ns = now_ns;
-    v->version = 1;
-    views.push_back(std::move(v));
+    views.push_back(engine_view(e, accounts[ai], now_ns, cfg_.orders_in_view, orders));
+    if (views.size() == 4096) (void)accounts_.insert_concurrent(views);
+  }
+  if (!views.empty()) (void)accounts_.insert_concurrent(views);
+}
+
+void ReadSide::seed_listed(const Engine& e, int64_t now_ns,
+                           std::span<const AccountIndex> accounts) {
+  std::vector<OrderView> orders;
+  std::vector<std::unique_ptr<AccountView>> views;
+  for (AccountIndex ai : accounts) {
+    const Account* a = e.account(ai);
+    if (a == nullptr) continue;
+    views.push_back(engine_view(e, *a, now_ns, cfg_.orders_in_view, orders));
     if (views.size() == 4096) (void)accounts_.insert_concurrent(views);
   }
   if (!views.empty()) (void)accounts_.insert_concurrent(views);

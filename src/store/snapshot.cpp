@@ -194,8 +194,11 @@ Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out
   return write_to(e, make_target(dir, e.last_seq(), buf.data()), out);
 }
 
-Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info, bool check_hash) {
-  MappedFile data;  // mapped, not copied: start-up reads the file once
+Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info, bool check_hash,
+                     std::shared_ptr<const SavedAccounts>* saved) {
+  // Mapped, not copied: start-up reads the file once. Kept mapped by `saved`, if asked.
+  auto mapping = std::make_shared<MappedFile>();
+  MappedFile& data = *mapping;
   if (Status s = data.open(path); !s.ok()) return s;
   auto bad = [&](const std::string& why) { return Status::error("snapshot " + path + ": " + why); };
   if (data.size() < kSnapshotHeaderSize) return bad("shorter than its header");
@@ -219,12 +222,18 @@ Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info,
   ByteSource in(body, len);
   // The state hash, checked right after, proves the loaded state is the one that was saved
   // (whose invariants held): the separate validate() pass would only repeat that.
-  if (Status s = fresh.load(in, /*validate_after=*/false); !s.ok()) return bad(s.message());
+  auto accounts = saved != nullptr ? std::make_shared<SavedAccounts>() : nullptr;
+  if (Status s = fresh.load(in, /*validate_after=*/false, accounts.get()); !s.ok())
+    return bad(s.message());
   if (check_hash && fresh.state_hash() != info.state_hash)
     return bad("state hash differs after loading");
   if (fresh.last_seq() != info.seq) return bad("seq differs after loading");
   info.path = path;
   info.bytes = data.size();
+  if (saved != nullptr) {
+    accounts->owner = std::move(mapping);
+    *saved = std::move(accounts);
+  }
   return Status();
 }
 
@@ -330,9 +339,11 @@ Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, si
 
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
                RecoveryReport& report, const ReplayedFn& replayed, uint64_t until_seq,
-               UpdateSink* updates, bool repair, bool defer_hash_check) {
+               UpdateSink* updates, bool repair, bool defer_hash_check,
+               std::shared_ptr<const SavedAccounts>* saved_accounts) {
   const int64_t t0 = now_ns();
   report = RecoveryReport{};
+  if (saved_accounts != nullptr) saved_accounts->reset();
   if (Status s = make_dirs(dir); !s.ok()) return s;
   std::unique_ptr<Engine> engine;
   std::string snapshot_path;
@@ -340,7 +351,7 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
     if (cand.seq > until_seq) continue;
     auto e = std::make_unique<Engine>(cfg);
     SnapshotInfo info;
-    if (Status s = load_snapshot(cand.path, *e, info, !defer_hash_check); !s.ok()) {
+    if (Status s = load_snapshot(cand.path, *e, info, !defer_hash_check, saved_accounts); !s.ok()) {
       report.skipped_snapshots.push_back(s.message());
       continue;
     }

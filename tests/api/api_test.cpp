@@ -159,6 +159,9 @@ TEST(Api, a_restarted_server_is_ready_only_with_the_restored_state_and_serves_it
   Server again({}, dir.path());
   ASSERT_TRUE(again.ready()) << again.log();
   EXPECT_EQ(again.log().find("created"), std::string::npos) << "markets come from the data dir";
+  // A clean stop wrote a snapshot of everything: no account view was made at start, each is made
+  // from the snapshot on first use.
+  EXPECT_NE(again.log().find("read side: 0 of "), std::string::npos) << again.log();
   // The first reads, right after ready, are the state before the restart.
   EXPECT_EQ(again.get("/health/ready").status, 200);
   EXPECT_EQ(again.get("/api/v1/account?by=index&value=4").body, account);

@@ -43,6 +43,7 @@ class ByteSource {
   }
   bool failed() const { return failed_; }
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }
+  const uint8_t* cursor() const { return p_; }  // the next byte get() reads
 
  private:
   const uint8_t* p_;

@@ -3,6 +3,7 @@
 // I/O, no clock reads: time, sequence number and block come in the tx. Owned by one thread.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,39 @@ struct TxResult {
 
 using AccountVector = std::vector<Account, HugePageAllocator<Account>>;
 
+// Where each account's own state lies in a snapshot that Engine::load() decoded, so that it can be
+// read again, one account at a time, after the engine has moved on: the read side builds an
+// account's view from it on the account's first use instead of building every view at start
+// (pipe::AccountTable). It points into the snapshot's bytes, which must stay mapped and unchanged
+// while it is used: `owner` keeps them (the caller's mapping). Immutable once load() returns, so
+// any thread may read it.
+class SavedAccounts {
+ public:
+  size_t size() const { return index_.size(); }  // accounts, in the snapshot's (creation) order
+  AccountIndex index_at(size_t pos) const { return index_[pos]; }
+  size_t position(AccountIndex a) const;  // SIZE_MAX when the snapshot has no such account
+  // Account `pos` as saved: index, master, collateral, address, positions and keys in `a` (its
+  // order list and derived fields unset), and its open orders, in its list order, in `orders`
+  // (with their pending kind, trigger price and group parent).
+  void decode(size_t pos, Account& a, std::vector<Order>& orders) const;
+  std::array<uint8_t, 20> l1_address(size_t pos) const;
+
+  std::shared_ptr<const void> owner;
+
+ private:
+  friend class Engine;
+  const uint8_t* body_ = nullptr;
+  size_t len_ = 0;
+  bool eng3_ = false;
+  bool sorted_ = true;  // index_ ascending (accounts made in index order): by_index_ unused
+  std::vector<AccountIndex> index_;
+  std::vector<std::pair<AccountIndex, uint32_t>> by_index_;  // sorted, when index_ is not
+  std::vector<uint64_t> record_;      // per account: its record's offset in the body
+  std::vector<uint32_t> list_begin_;  // per account + 1: its first entry in entry_
+  std::vector<uint64_t> entry_;       // per listed order: its SavedOrder's offset | pending << 56
+  std::vector<std::pair<OrderIndex, OrderIndex>> parents_;  // grouped orders: id -> parent
+};
+
 class Engine {
  public:
   explicit Engine(const EngineConfig& cfg = {});
@@ -64,7 +98,8 @@ class Engine {
   // save() wrote; a short or inconsistent stream is refused and leaves a message. A caller that
   // verifies the loaded state hash against the saved one may skip the full validate() pass.
   void save(ByteSink& out) const;
-  Status load(ByteSource& in, bool validate_after = true);
+  // `saved` (optional) receives where each account lies in the bytes (SavedAccounts).
+  Status load(ByteSource& in, bool validate_after = true, SavedAccounts* saved = nullptr);
   uint64_t last_seq() const { return last_seq_; }
   uint64_t last_block() const { return last_block_; }
   // Empty when every invariant holds, else a description of the first one broken.

@@ -227,6 +227,32 @@ struct StateUpdate {
 };
 static_assert(std::is_trivially_copyable_v<StateUpdate>);
 
+// Calls f(account) for each account whose state the update is about (none for market updates).
+template <typename F>
+void for_each_account_of(const StateUpdate& u, F&& f) {
+  switch (u.type) {
+    case UpdateType::kTxResult: f(u.result.account); break;
+    case UpdateType::kOrderAdded:
+    case UpdateType::kOrderReduced:
+    case UpdateType::kOrderRemoved: f(u.order.account); break;
+    case UpdateType::kTrade:
+      f(u.trade.maker);
+      f(u.trade.taker);
+      break;
+    case UpdateType::kPosition: f(u.position.account); break;
+    case UpdateType::kBalance: f(u.balance.account); break;
+    case UpdateType::kAccount:
+      f(u.account.account);
+      f(u.account.master);
+      break;
+    case UpdateType::kApiKey: f(u.api_key.account); break;
+    case UpdateType::kRisk: f(u.risk.account); break;
+    case UpdateType::kMarkPrice:
+    case UpdateType::kMarket:
+    case UpdateType::kFunding: break;
+  }
+}
+
 // Receives updates on the sequencer thread, in order. Must not call back into the engine.
 class UpdateSink {
  public:

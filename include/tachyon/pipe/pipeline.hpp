@@ -63,12 +63,21 @@ struct PipelineConfig {
   bool read_side_outside_fork = false;
 };
 
+// Where the read side's account views come from at a start from a snapshot (AccountTable): the
+// snapshot the engine was loaded from, and the accounts the journal replay after it changed.
+struct AccountBase {
+  std::shared_ptr<const SavedAccounts> saved;
+  std::vector<AccountIndex> replayed;  // any order, repeats allowed
+};
+
 // The whole pipeline, for the app. The api workers see it as a Front (front.hpp).
 class Pipeline final : public Front {
  public:
-  // journal and committer may be null (tests and benchmarks without durability).
+  // journal and committer may be null (tests and benchmarks without durability). With a `base`,
+  // only the accounts it does not hold as they are now get a view at start (the ones made or
+  // changed since the snapshot); the others get theirs on first use (AccountTable::set_base).
   Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine, store::Journal* journal,
-           store::Committer* committer);
+           store::Committer* committer, AccountBase base = {});
   ~Pipeline();
   void start();
   // Drains every ring, routes the last results, joins the threads.

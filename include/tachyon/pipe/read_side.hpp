@@ -30,6 +30,9 @@
 namespace tachyon {
 class Engine;  // seed() and restore_history() read it before the apply thread starts (the app)
 struct Market;
+struct Account;
+struct Order;
+class SavedAccounts;  // the snapshot the engine started from, per account (engine.hpp)
 }  // namespace tachyon
 
 namespace tachyon::pipe {
@@ -247,7 +250,20 @@ struct AccountView {
   }
 };
 
+// An account's first view, as seed() and the account base make it: `orders` (any order) become
+// its open orders, sorted by index, stamped `now_ns`.
+std::unique_ptr<AccountView> first_view(const Account& a, std::vector<OrderView>& orders,
+                                        int64_t now_ns, size_t orders_in_view);
+OrderView order_view(const Order& o, int64_t now_ns);  // created and updated at now_ns
+
 // Insert-only open addressing of account index -> current view. One writer (the apply thread).
+//
+// The account base (set_base): at a start from a snapshot, the accounts the journal replay left
+// as the snapshot saved them get no view at start (at 1M accounts, building every view was most
+// of the start's time and memory). find() makes an account's view from the snapshot on its first
+// use, by any thread, and inserts it with a compare-and-swap: a view the apply thread published
+// meanwhile wins. Until the apply thread publishes one, the account's state is still the one
+// saved (its updates would have made the apply thread publish), so the view made is current.
 class AccountTable {
  public:
   AccountTable(size_t capacity_pow2, size_t max_readers);
@@ -256,12 +272,18 @@ class AccountTable {
   AccountTable& operator=(const AccountTable&) = delete;
 
   EpochDomain::Reader reader() { return domain_.reader(); }
-  // Reader, inside reader.read(): the view or nullptr.
+  // Reader, inside reader.read(): the view or nullptr. An account of the base without a view yet
+  // gets it made and inserted here (the table's contents are the same: that is its view).
   const AccountView* find(AccountIndex a) const;
   size_t size() const { return size_.load(std::memory_order_relaxed); }
   // Views that found the table full (their accounts have no view: it is sized too small).
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
-  // Reader, inside reader.read(): every account's view (a full scan of the table).
+  // Reader, inside reader.read(): the views of the accounts whose address is `l1`, base accounts
+  // included (the base's matches are made first, then the table is scanned). Any order.
+  void for_each_with_l1(const std::array<uint8_t, 20>& l1,
+                        absl::FunctionRef<void(const AccountView&)> f) const;
+  // Reader, inside reader.read(): every view made so far (a full scan of the table; base
+  // accounts never used since the start have none, and nothing of theirs changed since).
   template <typename F>
   void for_each(F&& f) const {
     for (const auto& e : entries_) {
@@ -269,6 +291,15 @@ class AccountTable {
       if (const AccountView* v = e.view.load(std::memory_order_acquire)) f(*v);
     }
   }
+
+  // Before any reader and any publish(): the account base. Views made from it are stamped
+  // `now_ns` (the time of the restore), keep up to `orders_in_view` orders in the view itself
+  // (ReadSideConfig) and are allocated in jemalloc arena `arena` (0: the caller's).
+  void set_base(std::shared_ptr<const SavedAccounts> base, int64_t now_ns, size_t orders_in_view,
+                unsigned arena);
+  // Accounts that find() made from the base, and views it made that another thread's beat.
+  uint64_t made_from_base() const { return made_.load(std::memory_order_relaxed); }
+  uint64_t made_and_dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
   // Writer: false when the table is full (counted in refused()).
   bool publish(std::unique_ptr<AccountView> v);
@@ -294,6 +325,7 @@ class AccountTable {
     uint64_t tag;
   };
   size_t slot_of(AccountIndex a) const;
+  const AccountView* from_base(AccountIndex a) const;
   // `reserved`: the caller already counted the entry in size_ (and checked the room).
   Entry* claim(AccountIndex a, bool& fresh, bool reserved = false);
   std::vector<Entry> entries_;
@@ -303,6 +335,11 @@ class AccountTable {
   EpochDomain domain_;
   std::vector<Retired> retired_;  // writer only
   std::vector<AccountView*> spare_;
+  std::shared_ptr<const SavedAccounts> base_;
+  int64_t base_ns_ = 0;
+  size_t base_orders_in_view_ = 0;
+  unsigned base_arena_ = 0;
+  mutable std::atomic<uint64_t> made_{0}, dropped_{0};
 };
 
 struct ReadSideConfig {
@@ -343,6 +380,8 @@ class ReadSide {
   // seed_done once they all returned.
   void seed_markets(const Engine& e, int64_t now_ns);
   void seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size_t end);
+  // The same for the accounts listed (any order; repeats and unknown ones skipped).
+  void seed_listed(const Engine& e, int64_t now_ns, std::span<const AccountIndex> accounts);
   void seed_done(int64_t now_ns);
   // Before the apply thread starts, after seed(): the market histories a previous run saved
   // (recent trades, candles, funding payments) and the accounts' recent trades, then the trades

@@ -36,8 +36,10 @@ Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out
 // Verifies both checksums, loads into a fresh engine, and checks the stored state hash.
 // `check_hash` false: the state hash is not recomputed (the caller checks it against
 // info.state_hash itself, e.g. on another thread while it does other work).
+// `saved` (optional): where each account lies in the file (SavedAccounts), which then keeps the
+// file mapped.
 Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info,
-                     bool check_hash = true);
+                     bool check_hash = true, std::shared_ptr<const SavedAccounts>* saved = nullptr);
 // Keeps the newest `keep` snapshots, and the one at `also_keep` if it is not 0.
 Status prune_snapshots(const std::string& dir, size_t keep, uint64_t also_keep = 0);
 
@@ -100,6 +102,7 @@ using ReplayedFn = std::function<void(const Tx&, const TxResult&)>;
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
                RecoveryReport& report, const ReplayedFn& replayed = {},
                uint64_t until_seq = UINT64_MAX, UpdateSink* updates = nullptr, bool repair = true,
-               bool defer_hash_check = false);
+               bool defer_hash_check = false,
+               std::shared_ptr<const SavedAccounts>* saved_accounts = nullptr);
 
 }  // namespace tachyon::store
