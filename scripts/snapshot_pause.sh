@@ -9,14 +9,16 @@
 # times (--starts) and prints how long each took to be ready (the server's "ready ... after
 # start" line: engine recovery, read side). With --idle S it waits S seconds before each start:
 # on a VM that hands freed memory back to its host, a start after a pause gets that memory back
-# slowly (docs/PERFORMANCE.md, "Start-up on memory the host reclaimed"). --existing reuses the
-# data dir a previous run built (no snapshots are taken).
+# slowly (docs/PERFORMANCE.md, "Start-up on memory the host reclaimed"). --evict drops the newest
+# snapshot from the page cache before each start (posix_fadvise DONTNEED), so that it is read
+# from the disk (or the host's cache) again. --existing reuses the data dir a previous run built
+# (no snapshots are taken).
 #
 #   scripts/snapshot_pause.sh [--from replica|fork] [--snapshots N] [--starts N] [--idle S]
-#                             [--dir DIR] [--no-build] [--existing]
+#                             [--evict] [--dir DIR] [--no-build] [--existing]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n=20 starts=5 dir=/tmp/tachyon-snapshot-pause build=1 from=fork idle=0 existing=0
+n=20 starts=5 dir=/tmp/tachyon-snapshot-pause build=1 from=fork idle=0 existing=0 evict=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --snapshots) n="$2"; shift 2 ;;
@@ -25,6 +27,7 @@ while [[ $# -gt 0 ]]; do
     --no-build) build=0; shift ;;
     --idle) idle="$2"; shift 2 ;;
     --existing) existing=1; shift ;;
+    --evict) evict=1; shift ;;
     --from) from="$2"; shift 2 ;;
     *) echo "snapshot_pause.sh: unknown option $1 (see the header of this script)" >&2; exit 2 ;;
   esac
@@ -103,6 +106,11 @@ fi
 for i in $(seq 1 "$starts"); do
   slog="$dir/start-$i.log"
   [[ $idle == 0 ]] || sleep "$idle"
+  if [[ $evict == 1 ]]; then
+    snap=$(ls "$dir"/snapshot-*.snap | tail -1)
+    python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$snap"
+  fi
   start_server "$slog"
   kill -TERM $pid
   wait $pid || true

@@ -5,7 +5,8 @@
 //  3. snapshots at scale (1M accounts, 100 markets x 10k resting orders): the sequencer pause of a
 //     fork()-based snapshot, the snapshot's size and write time, and start-up (load + verify).
 // Usage: bench_store [--dir DIR] [--quick] [--snapshots-only]
-//        bench_store --load FILE ACCOUNTS ORDERS   (start-up in a fresh process; used by the above)
+//        bench_store --load FILE ACCOUNTS ORDERS [--plain]   (start-up in a fresh process, used by
+//        the above; --plain: without recording where each account lies, SavedAccounts)
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,12 +101,14 @@ EngineConfig big_config(size_t accounts, size_t orders) {
   return cfg;
 }
 
-// Start-up as the server does it, in a fresh process: construct, map, verify, load, hash check.
-int load_only(const char* path, size_t accounts, size_t orders) {
+// Start-up as the server does it, in a fresh process: construct, map, verify, load (recording
+// where each account lies, for the read side's account base, unless `plain`), hash check.
+int load_only(const char* path, size_t accounts, size_t orders, bool plain) {
   const int64_t t0 = now_ns();
   Engine e(big_config(accounts, orders));
   store::SnapshotInfo info;
-  Status s = store::load_snapshot(path, e, info, /*check_hash=*/false);
+  std::shared_ptr<const SavedAccounts> saved;
+  Status s = store::load_snapshot(path, e, info, /*check_hash=*/false, plain ? nullptr : &saved);
   const int64_t t1 = now_ns();
   if (s.ok() && e.state_hash() != info.state_hash) s = Status::error("state hash differs");
   const int64_t t2 = now_ns();
@@ -349,9 +352,10 @@ void journal_tables(const std::string& dir, size_t n, bool quick) {
 int main(int argc, char** argv) {
   std::string dir = "/tmp/tachyon-bench-store";
   bool quick = false, snapshots_only = false;
-  if (argc == 5 && !std::strcmp(argv[1], "--load"))
+  if ((argc == 5 || argc == 6) && !std::strcmp(argv[1], "--load"))
     return load_only(argv[2], std::strtoull(argv[3], nullptr, 10),
-                     std::strtoull(argv[4], nullptr, 10));
+                     std::strtoull(argv[4], nullptr, 10),
+                     argc == 6 && !std::strcmp(argv[5], "--plain"));
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;

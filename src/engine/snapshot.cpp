@@ -292,6 +292,7 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
     Account& a = accounts_.emplace_back();
     if (saved != nullptr) saved->record_.push_back(offset());
     if (const char* why = read_account(in, eng3, a)) return bad(why);
+    if (saved != nullptr) saved->index_.push_back(a.index);
   }
   // The index map after the accounts, with its buckets prefetched ahead: each insert is a random
   // read into a table of tens of MB, and the next account's index is known only once this one's
@@ -311,7 +312,6 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
   // (written for every slot handed out; read for the listed ones).
   std::unique_ptr<uint64_t[]> slot_at;
   if (saved != nullptr) {
-    for (const Account& a : accounts_) saved->index_.push_back(a.index);
     saved->sorted_ = std::is_sorted(saved->index_.begin(), saved->index_.end());
     if (!saved->sorted_) {
       saved->by_index_.reserve(saved->index_.size());
@@ -485,8 +485,13 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
     uint32_t tail = kNoSlot;
     for (uint32_t k = 0; k < a.open_orders; ++k, ++next) {
       if (next + kCellAhead < ids.size()) order_slot_.prefetch_cell(ids[next + kCellAhead]);
-      if (next + kOrderAhead < ids.size())
+      if (next + kOrderAhead < ids.size()) {
         order_slot_.prefetch_order(ids[next + kOrderAhead], pool_);
+        if (slot_at) {
+          const uint32_t h = order_slot_.slot_hint(ids[next + kOrderAhead]);
+          if (h < pool_.capacity()) __builtin_prefetch(&slot_at[h]);
+        }
+      }
       const uint32_t s = order_slot_.find(ids[next], pool_);
       if (s == kNoSlot || pool_[s].account != a.index) return bad("account order");
       Order& o = pool_[s];

@@ -56,6 +56,9 @@ class OrderIndexMap {
     const uint32_t s = ring_[id & mask_];
     if (s != kNoSlot) __builtin_prefetch(&pool[s]);
   }
+  // The slot `id` most likely has (its ring cell; kNoSlot or another order's when it is not):
+  // for prefetching what a caller keeps by slot.
+  uint32_t slot_hint(OrderIndex id) const { return ring_[id & mask_]; }
 
  private:
   std::vector<uint32_t, HugePageAllocator<uint32_t>> ring_;
