@@ -197,9 +197,11 @@ Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out
 Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info, bool check_hash,
                      std::shared_ptr<const SavedAccounts>* saved) {
   // Mapped, not copied: start-up reads the file once. Kept mapped by `saved`, if asked.
+  const int64_t t0 = now_ns();
   auto mapping = std::make_shared<MappedFile>();
   MappedFile& data = *mapping;
   if (Status s = data.open(path); !s.ok()) return s;
+  info.read_seconds = static_cast<double>(now_ns() - t0) / 1e9;
   auto bad = [&](const std::string& why) { return Status::error("snapshot " + path + ": " + why); };
   if (data.size() < kSnapshotHeaderSize) return bad("shorter than its header");
   uint32_t version = 0, body_crc = 0, head_crc = 0;
@@ -218,7 +220,9 @@ Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info,
   const uint8_t* body = data.data() + kSnapshotHeaderSize;
   // Checked before the decode, not beside it: the decoder bounds every count and index, but
   // corrupt prices and sizes would reach its arithmetic before a mismatch could refuse them.
+  const int64_t t1 = now_ns();
   if (crc32c(body, len) != body_crc) return bad("body checksum mismatch");
+  info.verify_seconds = static_cast<double>(now_ns() - t1) / 1e9;
   ByteSource in(body, len);
   // The state hash, checked right after, proves the loaded state is the one that was saved
   // (whose invariants held): the separate validate() pass would only repeat that.
@@ -349,6 +353,7 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
   std::string snapshot_path;
   for (const SnapshotInfo& cand : list_snapshots(dir)) {
     if (cand.seq > until_seq) continue;
+    const int64_t t_load = now_ns();
     auto e = std::make_unique<Engine>(cfg);
     SnapshotInfo info;
     if (Status s = load_snapshot(cand.path, *e, info, !defer_hash_check, saved_accounts); !s.ok()) {
@@ -356,6 +361,10 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
       continue;
     }
     engine = std::move(e);
+    report.snapshot_read_seconds = info.read_seconds;
+    report.snapshot_verify_seconds = info.verify_seconds;
+    report.snapshot_decode_seconds = static_cast<double>(now_ns() - t_load) / 1e9 -
+                                     info.read_seconds - info.verify_seconds;
     report.from_snapshot = true;
     report.snapshot_seq = info.seq;
     report.snapshot_hash = info.state_hash;
