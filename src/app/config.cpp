@@ -170,6 +170,7 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     TRY(get_int(*t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
     TRY(get_int(*t, "apply_core", c.apply_core, origin, -1, 4095));
     TRY(get_int(*t, "sched_fifo_priority", c.sched_fifo_priority, origin, 0, 99));
+    TRY(get_str(*t, "lock_memory", c.lock_memory, origin));
   }
   if (const toml::table* t = root["log"].as_table()) {
     TRY(get_str(*t, "file", c.log_file, origin));
@@ -206,6 +207,9 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
 }
 
 Status check_config(const Config& c) {
+  if (c.lock_memory != "off" && c.lock_memory != "on_fault" && c.lock_memory != "all")
+    return Status::error("threads.lock_memory must be off, on_fault or all, not '" + c.lock_memory +
+                         "'");
   if (c.wait_strategy != "spin" && c.wait_strategy != "spin_then_park" && c.wait_strategy != "park")
     return Status::error("threads.wait_strategy must be spin, spin_then_park or park, not '" +
                          c.wait_strategy + "'");
@@ -266,9 +270,9 @@ std::string describe(const Config& c) {
     << c.wait_strategy << "\"\napply_wait_strategy = \"" << c.apply_wait_strategy
     << "\"\napply_keep_warm_rounds = " << c.apply_keep_warm_rounds
     << "\nsequencer_core = " << c.sequencer_core << "\napply_core = " << c.apply_core
-    << "\nsched_fifo_priority = " << c.sched_fifo_priority << "\n\n[log]\nfile = \"" << c.log_file
-    << "\"\nlevel = \"" << c.log_level << "\"\n\n[obs]\ndetail = \"" << c.obs_detail
-    << "\"\ntrace_dir = \"" << c.trace_dir
+    << "\nsched_fifo_priority = " << c.sched_fifo_priority << "\nlock_memory = \"" << c.lock_memory
+    << "\"\n\n[log]\nfile = \"" << c.log_file << "\"\nlevel = \"" << c.log_level
+    << "\"\n\n[obs]\ndetail = \"" << c.obs_detail << "\"\ntrace_dir = \"" << c.trace_dir
     << "\"\ntrace_events_per_thread = " << c.trace_events_per_thread
     << "\ntrace_window_ms = " << c.trace_window_ms
     << "\ntrace_min_interval_s = " << c.trace_min_interval_s

@@ -54,6 +54,7 @@ struct Config {
   int sequencer_core = -1;
   int apply_core = -1;
   int sched_fifo_priority = 0;
+  std::string lock_memory = "on_fault";  // off | on_fault | all
   std::string log_file;
   std::string log_level = "info";
   // [obs]

@@ -34,6 +34,7 @@
 #include "tachyon/core/clock.hpp"
 #include "tachyon/core/huge_page_allocator.hpp"
 #include "tachyon/pipe/pipeline.hpp"
+#include "tachyon/pipe/placement.hpp"
 #include "tachyon/store/commit.hpp"
 #include "tachyon/store/snapshot.hpp"
 #include "tx_index_file.hpp"
@@ -188,6 +189,14 @@ int serve(const app::Config& c) {
   // afterwards, from khugepaged (see huge_page_allocator.hpp); not with fork() snapshots, whose
   // pause is the page tables the fork copies.
   if (c.snapshot_from_replica) defer_huge_pages();
+  // Before anything big is mapped: with "all", everything mapped from here on is made resident.
+  if (c.lock_memory != "off") {
+    std::string report;
+    if (pipe::lock_all_memory(c.lock_memory == "on_fault", report))
+      spdlog::info("{}", report);
+    else
+      spdlog::warn("{}", report);
+  }
 
   std::unique_ptr<Engine> engine;
   store::RecoveryReport rep;

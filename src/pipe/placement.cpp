@@ -4,10 +4,13 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 namespace tachyon::pipe {
 
@@ -97,12 +100,30 @@ Placement place_this_thread(const char* name, int core, int fifo_priority) {
   return p;
 }
 
-bool lock_all_memory(std::string& report) {
-  if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0) {
-    report = "memory locked (mlockall)";
+bool lock_all_memory(bool on_fault, std::string& report) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // The sanitizers zero their shadow memory with MADV_DONTNEED, which fails on locked pages.
+  (void)on_fault;
+  report = "mlockall not attempted: a sanitizer build (its shadow memory must stay releasable)";
+  return false;
+#endif
+  // Locked memory counts against RLIMIT_MEMLOCK (root aside): with a finite limit, a locked
+  // process's later allocations fail once they pass it. Only all or nothing, then.
+  rlimit lim{};
+  if (geteuid() != 0 && getrlimit(RLIMIT_MEMLOCK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    report = "mlockall not attempted: RLIMIT_MEMLOCK is " + std::to_string(lim.rlim_cur) +
+             " bytes, and past it a locked server's allocations would fail; memory may be "
+             "paged out (give the service LimitMEMLOCK=infinity)";
+    return false;
+  }
+  if (mlockall(MCL_CURRENT | MCL_FUTURE | (on_fault ? MCL_ONFAULT : 0)) == 0) {
+    report = on_fault ? "memory locked as it is touched (mlockall, MCL_ONFAULT)"
+                      : "memory locked, all of it resident (mlockall)";
     return true;
   }
-  report = std::string("mlockall refused (") + std::strerror(errno) + "): memory may be paged";
+  report = std::string("mlockall refused (") + std::strerror(errno) +
+           "): memory may be paged out; give the service LimitMEMLOCK=infinity or "
+           "CAP_IPC_LOCK";
   return false;
 }
 

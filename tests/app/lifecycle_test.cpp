@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,10 @@ struct ServerRun {
   std::string err;
 };
 
-// Starts the server; waits for "ready" on its log (stderr); then optionally lets it run and
-// sends SIGTERM. Returns the exit code and everything it logged.
-ServerRun run_server(const std::vector<std::string>& args, int run_ms, bool expect_ready = true) {
+// Starts the server; waits for "ready" on its log (stderr), calls `at_ready` with its pid; then
+// optionally lets it run and sends SIGTERM. Returns the exit code and everything it logged.
+ServerRun run_server(const std::vector<std::string>& args, int run_ms, bool expect_ready = true,
+                     const std::function<void(pid_t)>& at_ready = {}) {
   Child c = spawn(args, /*with_stderr=*/true);
   ServerRun r;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -44,6 +46,7 @@ ServerRun run_server(const std::vector<std::string>& args, int run_ms, bool expe
     if (!ready && r.err.find("] ready: ") != std::string::npos) {
       ready = true;
       ready_at = std::chrono::steady_clock::now();
+      if (at_ready) at_ready(c.pid);
     }
     if (ready && !signalled &&
         std::chrono::steady_clock::now() - ready_at >= std::chrono::milliseconds(run_ms)) {
@@ -92,6 +95,8 @@ TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
       {"[threads]\napply_wait_strategy = \"nap\"\n",
        "threads.apply_wait_strategy must be empty, spin, spin_then_park or park, not 'nap'"},
       {"[threads]\napply_keep_warm_rounds = -1\n", "'apply_keep_warm_rounds' = -1 is out of range"},
+      {"[threads]\nlock_memory = \"yes\"\n",
+       "threads.lock_memory must be off, on_fault or all, not 'yes'"},
       {"[[markets]]\nid = 0\nsymbol = \"X\"\nsize_decimals = 5\nprice_decimals = 5\nindex_price = "
        "1\n"
        "default_imf = 500\nmin_imf = 200\nmmf = 120\ncmf = 80\nprice_band = "
@@ -107,6 +112,47 @@ TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
     EXPECT_NE(r.err.find(expect), std::string::npos) << "config:\n"
                                                      << text << "\noutput:\n"
                                                      << r.err;
+  }
+}
+
+// The kB a process has locked (VmLck in /proc/<pid>/status), -1 when unreadable.
+long locked_kb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmLck:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+// threads.lock_memory: "on_fault" (the default) locks what the server touches, where it may (as
+// root, or with an unlimited RLIMIT_MEMLOCK); otherwise the log says why not and nothing is
+// locked. "off" locks nothing.
+TEST(Lifecycle, memory_is_locked_as_configured_or_the_log_says_why_not) {
+  TempDir dir;
+  for (const std::string mode : {"on_fault", "off"}) {
+    SCOPED_TRACE(mode);
+    const std::string cfg = dir.path() + "/lock.toml";
+    std::ofstream(cfg) << "[threads]\nlock_memory = \"" << mode << "\"\n";
+    long kb = -1;
+    const ServerRun r =
+        run_server({TACHYON_BIN, "--config", cfg, "--data-dir", dir.path() + "/" + mode,
+                    "--listen-address", "127.0.0.1", "--port", "0", "--admin-port", "0"},
+                   0, true, [&](pid_t pid) { kb = locked_kb(pid); });
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const bool locked = r.err.find("memory locked as it is touched") != std::string::npos;
+    const bool refused = r.err.find("mlockall refused") != std::string::npos ||
+                         r.err.find("mlockall not attempted") != std::string::npos;
+    if (mode == "off") {
+      EXPECT_FALSE(locked || refused) << r.err;
+      EXPECT_EQ(kb, 0);
+    } else {
+      EXPECT_TRUE(locked != refused) << r.err;
+      if (locked) {
+        EXPECT_GT(kb, 1024) << "the server touched more than 1 MB";
+      } else {
+        EXPECT_EQ(kb, 0);
+      }
+    }
   }
 }
 

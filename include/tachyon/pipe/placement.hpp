@@ -25,7 +25,10 @@ struct Placement {
 };
 // For the calling thread: core < 0 leaves it unpinned; fifo_priority 0 keeps SCHED_OTHER.
 Placement place_this_thread(const char* name, int core, int fifo_priority);
-// mlockall(MCL_CURRENT | MCL_FUTURE); the report says why not when refused.
-bool lock_all_memory(std::string& report);
+// mlockall: `on_fault` false locks every page mapped now and later, faulting them all in at once
+// (MCL_CURRENT | MCL_FUTURE: what is reserved but never used is made resident too); true locks
+// each page when it is first touched (| MCL_ONFAULT: no page is ever paged out, and nothing is
+// faulted in ahead). The report says which, or why not when refused.
+bool lock_all_memory(bool on_fault, std::string& report);
 
 }  // namespace tachyon::pipe
