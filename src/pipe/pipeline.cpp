@@ -105,26 +105,49 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
       read_.seed_accounts(*engine_, restored_ns, b, std::min(n_accounts, b + kChunk));
     }
   };
-  std::jthread seeder([this, restored_ns, &seed_accounts] {
+  // The books' caches are built on this thread, a market at a time; their orders go into the
+  // order map (resting_) on the other, from each market's queue as soon as it is built (`built`:
+  // how many of `books` are), which halves the books' part of a start at 1M orders.
+  std::vector<MarketId> books;
+  for (int m = 0; m < kMaxMarkets; ++m)
+    if (engine_->market(static_cast<MarketId>(m)) != nullptr)
+      books.push_back(static_cast<MarketId>(m));
+  std::atomic<size_t> built{0};
+  auto fill_resting = [this, &books, &built] {
+    for (size_t i = 0; i < books.size(); ++i) {
+      while (built.load(std::memory_order_acquire) <= i) std::this_thread::yield();
+      const MarketId m = books[i];
+      const auto& q = caches_[m].queue;
+      // Each bucket prefetched 16 orders ahead: an insert is otherwise a cache (and TLB) miss
+      // into a table of 1M orders.
+      auto ahead = q.begin();
+      for (int k = 0; k < 16 && ahead != q.end(); ++k) ++ahead;
+      for (auto it = q.begin(); it != q.end(); ++it) {
+        if (ahead != q.end()) resting_.prefetch((ahead++)->second.order_index);
+        const QueueKey& k = it->first;
+        resting_.try_emplace(it->second.order_index,
+                             Resting{m, k.is_ask != 0, k.is_ask ? k.rank : -k.rank, k.arrival});
+      }
+    }
+  };
+  std::jthread seeder([this, restored_ns, &seed_accounts, &fill_resting] {
     const tachyon::ArenaScope arena(read_arena_);
     read_.seed_markets(*engine_, restored_ns);
+    fill_resting();
     seed_accounts();
   });
-  std::vector<std::pair<OrderIndex, Resting>> seeded;  // one market's orders, for resting_
-  for (int m = 0; m < kMaxMarkets; ++m) {
-    const Market* mk = engine_->market(static_cast<MarketId>(m));
-    if (mk == nullptr) continue;
+  for (MarketId m : books) {
+    const Market* mk = engine_->market(m);
     caches_[m].engine_ts_ns = restored_ns;
     // Book nonces never go backwards across a restart: each publish adds one and needs at least
     // one tx, so starting from the last seq stays above every nonce published before.
     caches_[m].nonce = engine_->last_seq();
     caches_[m].changed = true;  // every market starts with a published (maybe empty) snapshot
-    changed_.push_back(static_cast<MarketId>(m));
+    changed_.push_back(m);
     // What rest_order() does per order, built a level at a time: the engine's levels already
     // hold their totals and counts, and bids then asks, best first, oldest first, is the queue's
     // own key order (so every insert goes at its end).
     BookCache& c = caches_[m];
-    seeded.clear();
     for (int side = 0; side < 2; ++side) {
       auto& levels = (side ? c.asks : c.bids).levels;
       levels.reserve(mk->book.level_count(side));
@@ -134,22 +157,14 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
         c.touched.emplace_back(static_cast<uint8_t>(side), l.price);
         for (uint32_t s = l.head; s != kNoSlot; s = engine_->orders()[s].next) {
           const Order& o = engine_->orders()[s];
-          const Resting r{o.market, o.is_ask != 0, o.price, ++arrival_};
-          seeded.emplace_back(o.order_index, r);
           c.queue.emplace_hint(
-              c.queue.end(), QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
+              c.queue.end(), QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, ++arrival_},
               Queued{o.order_index, o.account, o.remaining, o.initial, o.expiry_ms});
         }
       }
       std::reverse(levels.begin(), levels.end());  // kept worst first (level_pos)
     }
-    // Into the order map with each bucket prefetched 16 orders ahead: an insert is otherwise a
-    // cache (and TLB) miss into a table of 1M orders, and this thread's books are what the
-    // start waits for.
-    for (size_t i = 0; i < seeded.size(); ++i) {
-      if (i + 16 < seeded.size()) resting_.prefetch(seeded[i + 16].first);
-      resting_.try_emplace(seeded[i].first, seeded[i].second);
-    }
+    built.fetch_add(1, std::memory_order_release);
   }
   publish_changed();
   seed_accounts();
