@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "tachyon/core/crc32c.hpp"
 #include "tachyon/store/files.hpp"
@@ -24,7 +26,13 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr char kMagic[8] = {'T', 'C', 'H', 'Y', 'S', 'N', 'A', 'P'};
-constexpr uint32_t kSnapshotVersion = 1;
+// Version 2: the body is checked in chunks of kChunkBytes, whose CRC-32Cs follow it (the
+// header's checksum field holds the CRC of that table), so a start decodes each chunk as soon as
+// it is read and checked instead of after the whole file. Version 1 (one CRC over the whole body)
+// still loads.
+constexpr uint32_t kSnapshotVersion = 2;
+constexpr size_t kChunkBytes = size_t{1} << 20;
+constexpr size_t kMaxChunks = size_t{1} << 16;  // 64 GB of body
 
 // A read-only mapping of a whole file.
 class MappedFile {
@@ -91,16 +99,24 @@ std::vector<SnapshotInfo> list_snapshots(const std::string& dir) {
 }
 
 namespace {
-// Streams the body straight into the file with a running checksum: no 200 MB staging buffer.
-// The buffer is the caller's (kSinkBuffer bytes), so writing allocates nothing.
+// Streams the body straight into the file with a checksum per chunk: no 200 MB staging buffer.
+// The buffer is the caller's (kWriteBuffer bytes: the write buffer, then the chunks' table), so
+// writing allocates nothing.
 constexpr size_t kSinkBuffer = size_t{1} << 20;
+constexpr size_t kWriteBuffer = kSinkBuffer + kMaxChunks * sizeof(uint32_t);
 class FileSink final : public ByteSink {
  public:
   FileSink(int fd, uint8_t* buf) : fd_(fd), buf_(buf) {}
   void put(const void* data, size_t n) override {
-    crc_ = crc32c(data, n, crc_);
     len_ += n;
     const auto* p = static_cast<const uint8_t*>(data);
+    for (size_t done = 0; done < n;) {
+      const size_t take = std::min(n - done, kChunkBytes - chunk_fill_);
+      chunk_crc_ = crc32c(p + done, take, chunk_crc_);
+      chunk_fill_ += take;
+      done += take;
+      if (chunk_fill_ == kChunkBytes) end_chunk();
+    }
     if (used_ + n > kSinkBuffer) flush();
     if (n >= kSinkBuffer) {
       write_all(p, n);
@@ -113,8 +129,15 @@ class FileSink final : public ByteSink {
     write_all(buf_, used_);
     used_ = 0;
   }
+  // After the body: the chunks' table (the last chunk may be short). Returns its CRC.
+  uint32_t write_table() {
+    if (chunk_fill_ > 0) end_chunk();
+    if (chunks_ > kMaxChunks) ok_ = false;  // a body past 64 GB
+    const auto* table = buf_ + kSinkBuffer;
+    if (ok_) write_all(table, chunks_ * sizeof(uint32_t));
+    return crc32c(table, chunks_ * sizeof(uint32_t));
+  }
   bool ok() const { return ok_; }
-  uint32_t crc() const { return crc_; }
   uint64_t length() const { return len_; }
 
  private:
@@ -128,11 +151,18 @@ class FileSink final : public ByteSink {
         p += w, n -= static_cast<size_t>(w);
     }
   }
+  void end_chunk() {
+    if (chunks_ < kMaxChunks) std::memcpy(buf_ + kSinkBuffer + chunks_ * 4, &chunk_crc_, 4);
+    ++chunks_;
+    chunk_crc_ = 0;
+    chunk_fill_ = 0;
+  }
   int fd_;
   uint8_t* buf_;
   size_t used_ = 0;
-  uint32_t crc_ = 0;
   uint64_t len_ = 0;
+  uint32_t chunk_crc_ = 0;
+  size_t chunk_fill_ = 0, chunks_ = 0;
   bool ok_ = true;
 };
 
@@ -140,7 +170,7 @@ class FileSink final : public ByteSink {
 // not allocate (another thread of the parent may have held an allocator lock at the fork).
 struct SnapshotTarget {
   std::string dir, path, tmp;
-  uint8_t* buf = nullptr;  // kSinkBuffer bytes
+  uint8_t* buf = nullptr;  // kWriteBuffer bytes
 };
 
 SnapshotTarget make_target(const std::string& dir, uint64_t seq, uint8_t* buf) {
@@ -159,19 +189,20 @@ Status write_to(const Engine& e, const SnapshotTarget& t, SnapshotInfo* out) {
   std::array<uint8_t, kSnapshotHeaderSize> head{};
   bool ok = ::write(fd, head.data(), head.size()) == static_cast<ssize_t>(head.size());
   FileSink body(fd, t.buf);
+  uint32_t table_crc = 0;
   if (ok) {
     e.save(body);
     body.flush();
+    table_crc = body.write_table();
     ok = body.ok();
   }
   const uint64_t len = body.length();
-  const uint32_t body_crc = body.crc();
   std::memcpy(head.data(), kMagic, 8);
   std::memcpy(head.data() + 8, &kSnapshotVersion, 4);
   std::memcpy(head.data() + 16, &seq, 8);
   std::memcpy(head.data() + 24, &hash, 8);
   std::memcpy(head.data() + 32, &len, 8);
-  std::memcpy(head.data() + 40, &body_crc, 4);
+  std::memcpy(head.data() + 40, &table_crc, 4);
   const uint32_t head_crc = crc32c(head.data(), 44);
   std::memcpy(head.data() + 44, &head_crc, 4);
   ok = ok && ::pwrite(fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size());
@@ -183,14 +214,15 @@ Status write_to(const Engine& e, const SnapshotTarget& t, SnapshotInfo* out) {
     return Status::error("write snapshot " + tmp + ": " + std::strerror(ok ? errno : err));
   }
   if (Status s = sync_dir(t.dir); !s.ok()) return s;
-  if (out != nullptr) *out = SnapshotInfo{seq, hash, head.size() + len, path};
+  const uint64_t table = (len + kChunkBytes - 1) / kChunkBytes * sizeof(uint32_t);
+  if (out != nullptr) *out = SnapshotInfo{seq, hash, head.size() + len + table, path};
   return Status();
 }
 }  // namespace
 
 Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out) {
   if (Status s = make_dirs(dir); !s.ok()) return s;
-  std::vector<uint8_t> buf(kSinkBuffer);
+  std::vector<uint8_t> buf(kWriteBuffer);
   return write_to(e, make_target(dir, e.last_seq(), buf.data()), out);
 }
 
@@ -214,21 +246,57 @@ Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info,
   std::memcpy(&head_crc, data.data() + 44, 4);
   if (std::memcmp(data.data(), kMagic, 8) != 0 || head_crc != crc32c(data.data(), 44))
     return bad("header corrupt");
-  if (version != kSnapshotVersion) return bad("unsupported version " + std::to_string(version));
-  if (len != data.size() - kSnapshotHeaderSize)
+  if (version != 1 && version != kSnapshotVersion)
+    return bad("unsupported version " + std::to_string(version));
+  const size_t room = data.size() - kSnapshotHeaderSize;
+  const uint64_t chunks = version == 1 ? 0 : (len + kChunkBytes - 1) / kChunkBytes;
+  if (len > room || (version == 1 ? room - len : (room - len) / sizeof(uint32_t)) != chunks ||
+      (room - len) % sizeof(uint32_t) != 0)
     return bad("body length does not match the file (truncated?)");
   const uint8_t* body = data.data() + kSnapshotHeaderSize;
-  // Checked before the decode, not beside it: the decoder bounds every count and index, but
+  // No byte is decoded before its checksum held: the decoder bounds every count and index, but
   // corrupt prices and sizes would reach its arithmetic before a mismatch could refuse them.
+  // Version 1: the whole body first. Version 2: a helper checks the chunks in order while this
+  // thread decodes behind it (the decoder's reads wait for `ready`), so reading the file from
+  // the disk, checking it and decoding it overlap.
   const int64_t t1 = now_ns();
-  if (crc32c(body, len) != body_crc) return bad("body checksum mismatch");
-  info.verify_seconds = static_cast<double>(now_ns() - t1) / 1e9;
-  ByteSource in(body, len);
+  std::atomic<size_t> ready{0};
+  std::atomic<bool> stop{false};
+  uint64_t bad_chunk = UINT64_MAX;
+  std::jthread verifier;
+  if (version == 1) {
+    if (crc32c(body, len) != body_crc) return bad("body checksum mismatch");
+    ready.store(len);
+    info.verify_seconds = static_cast<double>(now_ns() - t1) / 1e9;
+  } else {
+    const uint8_t* table = body + len;
+    if (crc32c(table, chunks * sizeof(uint32_t)) != body_crc) return bad("chunk table corrupt");
+    verifier = std::jthread([&, table] {
+      for (uint64_t k = 0; k < chunks && !stop.load(std::memory_order_relaxed); ++k) {
+        const size_t from = k * kChunkBytes, n = std::min<size_t>(kChunkBytes, len - from);
+        uint32_t want;
+        std::memcpy(&want, table + k * sizeof(uint32_t), sizeof(want));
+        if (crc32c(body + from, n) != want) {
+          bad_chunk = k;
+          ready.store(ByteSource::kNotReady, std::memory_order_release);
+          return;
+        }
+        ready.store(from + n, std::memory_order_release);
+      }
+      info.verify_seconds = static_cast<double>(now_ns() - t1) / 1e9;
+    });
+  }
+  ByteSource in(body, len, &ready);
   // The state hash, checked right after, proves the loaded state is the one that was saved
   // (whose invariants held): the separate validate() pass would only repeat that.
   auto accounts = saved != nullptr ? std::make_shared<SavedAccounts>() : nullptr;
-  if (Status s = fresh.load(in, /*validate_after=*/false, accounts.get()); !s.ok())
-    return bad(s.message());
+  Status loaded = fresh.load(in, /*validate_after=*/false, accounts.get());
+  stop.store(true, std::memory_order_relaxed);
+  if (verifier.joinable()) verifier.join();
+  if (bad_chunk != UINT64_MAX)
+    return bad("checksum mismatch in chunk " + std::to_string(bad_chunk) + " (bytes from " +
+               std::to_string(bad_chunk * kChunkBytes) + ")");
+  if (!loaded.ok()) return bad(loaded.message());
   if (check_hash && fresh.state_hash() != info.state_hash)
     return bad("state hash differs after loading");
   if (fresh.last_seq() != info.seq) return bad("seq differs after loading");
@@ -262,7 +330,7 @@ Status ForkSnapshotter::start(const Engine& e, const std::string& dir, int64_t* 
     if (Status s = make_dirs(dir); !s.ok()) return s;
     made_dir_ = dir;
   }
-  if (buf_ == nullptr) buf_ = std::make_unique<uint8_t[]>(kSinkBuffer);
+  if (buf_ == nullptr) buf_ = std::make_unique<uint8_t[]>(kWriteBuffer);
   const SnapshotTarget target = make_target(dir, e.last_seq(), buf_.get());
   const pid_t parent = ::getpid();
   const int64_t t0 = now_ns();
@@ -363,8 +431,8 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
     engine = std::move(e);
     report.snapshot_read_seconds = info.read_seconds;
     report.snapshot_verify_seconds = info.verify_seconds;
-    report.snapshot_decode_seconds = static_cast<double>(now_ns() - t_load) / 1e9 -
-                                     info.read_seconds - info.verify_seconds;
+    report.snapshot_decode_seconds = std::max(0.0, static_cast<double>(now_ns() - t_load) / 1e9 -
+                                                       info.read_seconds - info.verify_seconds);
     report.from_snapshot = true;
     report.snapshot_seq = info.seq;
     report.snapshot_hash = info.state_hash;

@@ -26,8 +26,10 @@ struct SnapshotInfo {
   uint64_t state_hash = 0;
   uint64_t bytes = 0;
   std::string path;
-  double read_seconds = 0;    // load_snapshot: mapping the file, all of it read in (MAP_POPULATE)
-  double verify_seconds = 0;  // load_snapshot: its checksum
+  // load_snapshot: mapping the file (MAP_POPULATE reads it in, unless the memory is locked on
+  // fault), then reading and checking it, beside the decode for version 2 (before it for 1).
+  double read_seconds = 0;
+  double verify_seconds = 0;
 };
 
 std::string snapshot_path(const std::string& dir, uint64_t seq);
@@ -83,8 +85,8 @@ struct RecoveryReport {
   uint64_t replayed = 0;  // journal txs executed after the snapshot
   uint64_t last_seq = 0;  // the engine's last seq after recovery (0: empty)
   double seconds = 0;
-  // Of those, the snapshot that loaded: reading its file, checking its checksum, the rest (the
-  // engine made, the bytes decoded).
+  // Of those, the snapshot that loaded: mapping its file, reading and checking it (beside the
+  // decode, version 2), the rest (the engine made, the decode's end).
   double snapshot_read_seconds = 0, snapshot_verify_seconds = 0, snapshot_decode_seconds = 0;
   // With `defer_hash_check` and no journal tx to replay: the loaded snapshot's state hash was not
   // recomputed; the caller must check engine.state_hash() == snapshot_hash before using it.
