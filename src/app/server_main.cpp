@@ -189,6 +189,14 @@ int serve(const app::Config& c) {
   // afterwards, from khugepaged (see huge_page_allocator.hpp); not with fork() snapshots, whose
   // pause is the page tables the fork copies.
   if (c.snapshot_from_replica) defer_huge_pages();
+  // Before any other thread starts: they inherit it (the hot threads then pin themselves).
+  if (c.sequencer_core >= 0 || c.apply_core >= 0) {
+    std::string report;
+    if (pipe::keep_off_cores({c.sequencer_core, c.apply_core}, report))
+      spdlog::info("{}", report);
+    else
+      spdlog::warn("{}", report);
+  }
   // Before anything big is mapped: with "all", everything mapped from here on is made resident.
   if (c.lock_memory != "off") {
     std::string report;

@@ -182,8 +182,16 @@ Pipeline::~Pipeline() {
 void Pipeline::start() {
   // A journal commit wakes the apply thread: results waiting on durability can go.
   if (journal_ != nullptr) journal_->set_on_durable([this](uint64_t) { apply_bell_.ring(); });
+  {
+    std::lock_guard lk(placement_mu_);
+    placed_ = 0;
+  }
   sequencer_ = std::thread([this] { sequencer_loop(); });
   applier_ = std::thread([this] { apply_loop(); });
+  // Both placed (pinned, named, scheduled) before the caller goes on: it reports the placement,
+  // and the caller's next threads must not take their cores first.
+  std::unique_lock lk(placement_mu_);
+  placed_cv_.wait(lk, [this] { return placed_ == 2; });
 }
 
 void Pipeline::stop() {
@@ -225,6 +233,8 @@ void Pipeline::sequencer_loop() {
     const Placement pl = place_this_thread("sequencer", cfg_.sequencer_core, cfg_.fifo_priority);
     std::lock_guard lk(placement_mu_);
     placement_ += pl.report + "; ";
+    ++placed_;
+    placed_cv_.notify_all();
   }
   RingSink sink(*this);
   Idler idler(cfg_.wait, seq_bell_);
@@ -389,6 +399,8 @@ void Pipeline::apply_loop() {
     const Placement pl = place_this_thread("apply", cfg_.apply_core, cfg_.fifo_priority);
     std::lock_guard lk(placement_mu_);
     placement_ += pl.report + "; ";
+    ++placed_;
+    placed_cv_.notify_all();
   }
   const WaitStrategy wait = cfg_.apply_wait.value_or(cfg_.wait);
   Idler idler(wait, apply_bell_);

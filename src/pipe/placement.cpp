@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -98,6 +99,40 @@ Placement place_this_thread(const char* name, int core, int fifo_priority) {
   }
   p.report = r;
   return p;
+}
+
+bool keep_off_cores(const std::vector<int>& hot, std::string& report) {
+  std::lock_guard lk(topo_mu());
+  hwloc_topology_t topo = topology();
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_THREAD) != 0)
+    hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
+  std::string cores;
+  for (int core : hot) {
+    if (core < 0) continue;
+    hwloc_obj_t c = core_obj(core);
+    if (c == nullptr) continue;
+    hwloc_bitmap_andnot(set, set, c->cpuset);
+    cores += (cores.empty() ? "" : ", ") + std::to_string(core);
+  }
+  bool ok = false;
+  if (cores.empty()) {
+    report = "no hot core configured: the other threads may run anywhere";
+  } else if (hwloc_bitmap_iszero(set)) {
+    report = "no core is left besides the hot threads' (" + cores +
+             "): the api workers and the other threads share them";
+  } else if (hwloc_set_cpubind(topo, set, HWLOC_CPUBIND_THREAD) != 0) {
+    report = "keeping the other threads off cores " + cores + " refused: " + std::strerror(errno);
+  } else {
+    char* list = nullptr;
+    hwloc_bitmap_list_asprintf(&list, set);
+    report = "api workers and the other threads kept off cores " + cores + " (on CPUs " +
+             (list != nullptr ? list : "?") + ")";
+    std::free(list);
+    ok = true;
+  }
+  hwloc_bitmap_free(set);
+  return ok;
 }
 
 bool lock_all_memory(bool on_fault, std::string& report) {

@@ -12,7 +12,10 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <set>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "store/store_support.hpp"
@@ -154,6 +157,63 @@ TEST(Lifecycle, memory_is_locked_as_configured_or_the_log_says_why_not) {
       }
     }
   }
+}
+
+// The CPUs a thread may run on (Cpus_allowed_list), and its name, for every thread of `pid`.
+std::vector<std::pair<std::string, std::set<int>>> thread_cpus(pid_t pid) {
+  std::vector<std::pair<std::string, std::set<int>>> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& t : std::filesystem::directory_iterator(dir)) {
+    std::string name, line;
+    std::getline(std::ifstream(t.path() / "comm"), name);
+    std::set<int> cpus;
+    std::ifstream st(t.path() / "status");
+    while (std::getline(st, line)) {
+      if (line.rfind("Cpus_allowed_list:", 0) != 0) continue;
+      std::stringstream ss(line.substr(18));
+      std::string part;
+      while (std::getline(ss, part, ',')) {
+        const auto dash = part.find('-');
+        const int a = std::stoi(part),
+                  b = dash == std::string::npos ? a : std::stoi(part.substr(dash + 1));
+        for (int c = a; c <= b; ++c) cpus.insert(c);
+      }
+    }
+    out.emplace_back(name, cpus);
+  }
+  return out;
+}
+
+// threads.apply_core pins the apply thread to its core and keeps every other thread (the api
+// workers, the sequencer, the journal writer, the committer) off it.
+TEST(Lifecycle, a_pinned_hot_thread_has_its_core_to_itself) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two cores";
+  TempDir dir;
+  const std::string cfg = dir.path() + "/pin.toml";
+  std::ofstream(cfg) << "[threads]\napply_core = 1\n";
+  std::vector<std::pair<std::string, std::set<int>>> threads;
+  const ServerRun r =
+      run_server({TACHYON_BIN, "--config", cfg, "--data-dir", dir.path() + "/d", "--listen-address",
+                  "127.0.0.1", "--port", "0", "--admin-port", "0"},
+                 0, true, [&](pid_t pid) { threads = thread_cpus(pid); });
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("kept off cores 1"), std::string::npos) << r.err;
+  std::set<int> apply, others;
+  int api = 0;
+  for (const auto& [name, cpus] : threads) {
+    if (name == "apply") {
+      apply = cpus;
+    } else {
+      others.insert(cpus.begin(), cpus.end());
+      api += name.rfind("api-", 0) == 0;
+    }
+  }
+  EXPECT_GE(api, 1);  // the configured api workers (2 by default)
+  std::string names;
+  for (const auto& t : threads) names += t.first + " ";
+  ASSERT_FALSE(apply.empty()) << "no apply thread among: " << names;
+  ASSERT_FALSE(others.empty());
+  for (int c : apply) EXPECT_EQ(others.count(c), 0u) << "another thread may run on CPU " << c;
 }
 
 TEST(Lifecycle, sigterm_syncs_snapshots_and_exits_zero_then_restarts_warm_to_the_same_state) {

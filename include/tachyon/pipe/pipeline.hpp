@@ -277,6 +277,8 @@ class Pipeline final : public Front {
   int64_t block_start_ns_ = 0;
   std::thread sequencer_, applier_;
   mutable std::mutex placement_mu_;
+  std::condition_variable placed_cv_;
+  int placed_ = 0;  // hot threads that placed themselves (start() waits for both)
   std::string placement_;
 };
 

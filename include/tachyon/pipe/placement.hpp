@@ -4,6 +4,7 @@
 // as non-root, a core that does not exist) degrades to normal scheduling and says so in the
 // report: the caller logs it, nothing fails.
 #include <string>
+#include <vector>
 
 namespace tachyon::pipe {
 
@@ -25,6 +26,11 @@ struct Placement {
 };
 // For the calling thread: core < 0 leaves it unpinned; fifo_priority 0 keeps SCHED_OTHER.
 Placement place_this_thread(const char* name, int core, int fifo_priority);
+// For the calling thread and every thread it starts afterwards (they inherit it): the cores
+// other than `hot` (hwloc core indexes, -1 ignored), so that the api workers and the other
+// threads keep off the hot threads' cores (which pin themselves there). When no other core is
+// allowed, nothing changes and the report says so.
+bool keep_off_cores(const std::vector<int>& hot, std::string& report);
 // mlockall: `on_fault` false locks every page mapped now and later, faulting them all in at once
 // (MCL_CURRENT | MCL_FUTURE: what is reserved but never used is made resident too); true locks
 // each page when it is first touched (| MCL_ONFAULT: no page is ever paged out, and nothing is
