@@ -132,7 +132,10 @@ class FileSink final : public ByteSink {
   // After the body: the chunks' table (the last chunk may be short). Returns its CRC.
   uint32_t write_table() {
     if (chunk_fill_ > 0) end_chunk();
-    if (chunks_ > kMaxChunks) ok_ = false;  // a body past 64 GB
+    if (chunks_ > kMaxChunks) {  // a body past 64 GB
+      ok_ = false;
+      errno = EFBIG;
+    }
     const auto* table = buf_ + kSinkBuffer;
     if (ok_) write_all(table, chunks_ * sizeof(uint32_t));
     return crc32c(table, chunks_ * sizeof(uint32_t));
