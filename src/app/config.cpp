@@ -207,6 +207,11 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
 }
 
 Status check_config(const Config& c) {
+  if (c.sequencer_core >= 0 && c.sequencer_core == c.apply_core)
+    return Status::error("threads.sequencer_core and threads.apply_core must differ (both " +
+                         std::to_string(c.apply_core) +
+                         "): two hot threads on one core take turns, or starve each other "
+                         "under SCHED_FIFO");
   if (c.lock_memory != "off" && c.lock_memory != "on_fault" && c.lock_memory != "all")
     return Status::error("threads.lock_memory must be off, on_fault or all, not '" + c.lock_memory +
                          "'");

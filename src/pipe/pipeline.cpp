@@ -113,9 +113,13 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     if (engine_->market(static_cast<MarketId>(m)) != nullptr)
       books.push_back(static_cast<MarketId>(m));
   std::atomic<size_t> built{0};
-  auto fill_resting = [this, &books, &built] {
+  std::atomic<bool> abandoned{false};  // this thread left the loop below by an exception
+  auto fill_resting = [this, &books, &built, &abandoned] {
     for (size_t i = 0; i < books.size(); ++i) {
-      while (built.load(std::memory_order_acquire) <= i) std::this_thread::yield();
+      while (built.load(std::memory_order_acquire) <= i) {
+        if (abandoned.load(std::memory_order_acquire)) return;
+        std::this_thread::yield();
+      }
       const MarketId m = books[i];
       const auto& q = caches_[m].queue;
       // Each bucket prefetched 16 orders ahead: an insert is otherwise a cache (and TLB) miss
@@ -136,6 +140,10 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     fill_resting();
     seed_accounts();
   });
+  struct Abandon {  // lets the seeder go (and the constructor fail) if a book throws
+    std::atomic<bool>& flag;
+    ~Abandon() { flag.store(true, std::memory_order_release); }
+  } abandon{abandoned};
   for (MarketId m : books) {
     const Market* mk = engine_->market(m);
     caches_[m].engine_ts_ns = restored_ns;
@@ -190,8 +198,11 @@ void Pipeline::start() {
   applier_ = std::thread([this] { apply_loop(); });
   // Both placed (pinned, named, scheduled) before the caller goes on: it reports the placement,
   // and the caller's next threads must not take their cores first.
+  // (Bounded: a hot thread that cannot get its core, e.g. behind a SCHED_FIFO spinner there, must
+  // not hang the start; the placement line then lacks it.)
   std::unique_lock lk(placement_mu_);
-  placed_cv_.wait(lk, [this] { return placed_ == 2; });
+  if (!placed_cv_.wait_for(lk, std::chrono::seconds(5), [this] { return placed_ == 2; }))
+    placement_ += "a hot thread had not placed itself 5 s after the start; ";
 }
 
 void Pipeline::stop() {

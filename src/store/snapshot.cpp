@@ -56,6 +56,9 @@ class MappedFile {
         return Status::error("mmap " + path + ": " + std::strerror(errno));
       }
       p_ = static_cast<uint8_t*>(p);
+      // Never locked (mlockall's MCL_FUTURE would): the account base keeps it mapped for the
+      // server's life, as page cache the kernel may drop and read again.
+      (void)::munlock(p_, n_);
     }
     ::close(fd);
     return Status();
@@ -132,9 +135,10 @@ class FileSink final : public ByteSink {
   // After the body: the chunks' table (the last chunk may be short). Returns its CRC.
   uint32_t write_table() {
     if (chunk_fill_ > 0) end_chunk();
-    if (chunks_ > kMaxChunks) {  // a body past 64 GB
+    if (chunks_ > kMaxChunks) {  // a body past 64 GB: the table holds only kMaxChunks
       ok_ = false;
       errno = EFBIG;
+      return 0;
     }
     const auto* table = buf_ + kSinkBuffer;
     if (ok_) write_all(table, chunks_ * sizeof(uint32_t));

@@ -98,6 +98,8 @@ TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
       {"[threads]\napply_wait_strategy = \"nap\"\n",
        "threads.apply_wait_strategy must be empty, spin, spin_then_park or park, not 'nap'"},
       {"[threads]\napply_keep_warm_rounds = -1\n", "'apply_keep_warm_rounds' = -1 is out of range"},
+      {"[threads]\nsequencer_core = 1\napply_core = 1\n",
+       "threads.sequencer_core and threads.apply_core must differ"},
       {"[threads]\nlock_memory = \"yes\"\n",
        "threads.lock_memory must be off, on_fault or all, not 'yes'"},
       {"[[markets]]\nid = 0\nsymbol = \"X\"\nsize_decimals = 5\nprice_decimals = 5\nindex_price = "
