@@ -19,9 +19,9 @@
 #include "tachyon/pipe/pipeline.hpp"
 
 using namespace tachyon;
+using tachyon::testing::demo_market_params;
 using tachyon::testing::Rng;
 using tachyon::testing::TxBuilder;
-using tachyon::testing::demo_market_params;
 
 namespace {
 

@@ -113,10 +113,9 @@ int load_only(const char* path, size_t accounts, size_t orders, bool plain) {
   if (s.ok() && e.state_hash() != info.state_hash) s = Status::error("state hash differs");
   const int64_t t2 = now_ns();
   // total first (the caller reads it), then its two parts
-  std::printf(
-      "%.3f %s (load %.3f s: file read %.3f s, checksum %.3f s; state hash check %.3f s)\n",
-      (t2 - t0) / 1e9, s.ok() ? "ok" : s.message().c_str(), (t1 - t0) / 1e9, info.read_seconds,
-      info.verify_seconds, (t2 - t1) / 1e9);
+  std::printf("%.3f %s (load %.3f s: file read %.3f s, checksum %.3f s; state hash check %.3f s)\n",
+              (t2 - t0) / 1e9, s.ok() ? "ok" : s.message().c_str(), (t1 - t0) / 1e9,
+              info.read_seconds, info.verify_seconds, (t2 - t1) / 1e9);
   return s.ok() ? 0 : 1;
 }
 

@@ -177,7 +177,11 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   publish_changed();
   seed_accounts();
   seeder.join();
-  if (saved != nullptr) read_.seed_listed(*engine_, restored_ns, base.replayed);
+  if (saved != nullptr) {  // those made since the snapshot already have theirs (the range above)
+    std::erase_if(base.replayed,
+                  [saved](AccountIndex a) { return saved->position(a) == SIZE_MAX; });
+    read_.seed_listed(*engine_, restored_ns, base.replayed);
+  }
   read_.seed_done(restored_ns);
   ctor_arena_.restore();
 }
