@@ -80,6 +80,8 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   resting_.reserve(std::max<size_t>(1 << 16, engine_->orders().live_count()));
   batch_samples_.reserve(cfg.batch_samples);
   block_ = engine_->last_block() + 1;
+  // What the read side shows from the start: the engine as restored (snapshot plus replay).
+  applied_seq_.store(engine_->last_seq(), std::memory_order_release);
   // The read side starts from the engine's current books, stamped with the time they were restored.
   const int64_t restored_ns = realtime_ns();
   // The account and market views are built meanwhile on a second thread: the two touch nothing

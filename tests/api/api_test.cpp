@@ -147,6 +147,7 @@ TEST(Api, rest_reads_equal_the_state_built_with_signed_txs) {
 TEST(Api, a_restarted_server_is_ready_only_with_the_restored_state_and_serves_it) {
   TempDir dir;
   std::string account, book;
+  int64_t applied_before = 0;
   {
     Server s({}, dir.path());
     ASSERT_TRUE(s.ready()) << s.log();
@@ -154,6 +155,9 @@ TEST(Api, a_restarted_server_is_ready_only_with_the_restored_state_and_serves_it
     sc.build(s);
     account = s.get("/api/v1/account?by=index&value=4").body;
     book = s.get("/api/v1/orderBookOrders?market_id=0").body;
+    simdjson::dom::parser hp;
+    applied_before = num(parse(hp, s.get("/health/ready").body), "applied_seq");
+    ASSERT_GT(applied_before, 0);
     ASSERT_EQ(s.stop(), 0) << s.log();
   }
   Server again({}, dir.path());
@@ -163,7 +167,11 @@ TEST(Api, a_restarted_server_is_ready_only_with_the_restored_state_and_serves_it
   // from the snapshot on first use.
   EXPECT_NE(again.log().find("read side: 0 of "), std::string::npos) << again.log();
   // The first reads, right after ready, are the state before the restart.
-  EXPECT_EQ(again.get("/health/ready").status, 200);
+  const HttpResult health = again.get("/health/ready");
+  EXPECT_EQ(health.status, 200);
+  simdjson::dom::parser hp;
+  EXPECT_EQ(num(parse(hp, health.body), "applied_seq"), applied_before)
+      << "the restored state is applied: " << health.body;
   EXPECT_EQ(again.get("/api/v1/account?by=index&value=4").body, account);
   const std::string book2 = again.get("/api/v1/orderBookOrders?market_id=0").body;
   const size_t cut = book.find("\"nonce\":"), cut2 = book2.find("\"nonce\":");
