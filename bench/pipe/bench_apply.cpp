@@ -13,6 +13,8 @@
 // the whole process's, per update, after the first quarter of each row.
 //
 // Usage: bench_apply [seconds per row] [--by-type] [--warm-only]   (default 3)
+// --caps 0,16,32 [--repeat N]: the production rows with each batch cap
+// (PipelineConfig::apply_batch_updates; 0: none), alternating, N times each.
 // --warm-only: only the rows of the production mode (the apply thread spinning and warming).
 // --repeat N: those rows N times each, alternating, summarised (the p99's spread across rows).
 // TACHYON_ALLOC_TRAP=1: a backtrace of each of the first 40 allocations after a row's warm-up.
@@ -59,8 +61,11 @@ struct Row {
   // Per tx after the warm-up: the engine finished it -> the apply thread had published its
   // updates (µs). Unlike the batch time this includes waiting for the apply thread, e.g. while
   // it was busy warming its caches.
-  double published_p50 = 0, published_p99 = 0;
+  double published_p50 = 0, published_p99 = 0, published_mean = 0;
 };
+
+// PipelineConfig::apply_batch_updates of the rows (--caps).
+uint32_t g_batch_cap = 0;
 
 // Per update type, with --by-type (the pipeline's load-test detail histograms).
 std::array<Histogram, pipe::kUpdateTypeSlots>* g_by_type = nullptr;
@@ -73,6 +78,7 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
   pipe::PipelineConfig pc;
   pc.workers = 1;
   pc.batch_samples = 1 << 22;
+  pc.apply_batch_updates = g_batch_cap;
   if (apply_spins) {  // the production mode: a busy-polling apply thread on a core of its own
     pc.apply_wait = pipe::WaitStrategy::kSpin;
     pc.apply_core = 1;
@@ -192,6 +198,10 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
   std::sort(published.begin(), published.end());
   row.published_p50 = pct(published, 0.5);
   row.published_p99 = pct(published, 0.99);
+  double pub_sum = 0;
+  for (uint32_t v : published) pub_sum += v;
+  row.published_mean =
+      published.empty() ? 0 : pub_sum / static_cast<double>(published.size()) / 1e3;
   row.allocs_per_update =
       updates_after_warm == 0 ? 0 : static_cast<double>(allocs) / updates_after_warm;
   return row;
@@ -203,6 +213,7 @@ int main(int argc, char** argv) {
   double seconds = 3.0;
   bool by_type = false, warm_only = false;
   int repeat = 0;
+  std::vector<uint32_t> caps;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--by-type") {
       by_type = true;
@@ -210,6 +221,13 @@ int main(int argc, char** argv) {
       warm_only = true;
     } else if (std::string(argv[i]) == "--repeat" && i + 1 < argc) {
       repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (std::string(argv[i]) == "--caps" && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t at = 0; at <= list.size();) {
+        const size_t comma = std::min(list.find(',', at), list.size());
+        caps.push_back(static_cast<uint32_t>(std::stoul(list.substr(at, comma - at))));
+        at = comma + 1;
+      }
     } else {
       seconds = std::atof(argv[i]);
     }
@@ -217,6 +235,49 @@ int main(int argc, char** argv) {
   // Warm-up: how many updates a tx of this flow makes.
   ::prctl(PR_SET_TIMERSLACK, 1UL);  // a sleeping generator wakes when its next tx is due
   const Row warm = run(10'000, 1.0, 1, false, false);
+  if (!caps.empty()) {
+    // The production rows with each batch cap (PipelineConfig::apply_batch_updates), `repeat`
+    // times, the caps alternating within each target: the batch time against the time from the
+    // engine to the published snapshot, which a cap trades.
+    std::map<std::pair<double, uint32_t>, std::vector<Row>> rows;
+    for (int k = 0; k < std::max(repeat, 1); ++k)
+      for (double target : {20'000.0, 200'000.0})
+        for (uint32_t cap : caps) {
+          g_batch_cap = cap;
+          rows[{target, cap}].push_back(
+              run(target / warm.updates_per_tx, seconds, 2, true, true, true));
+        }
+    std::printf(
+        "## Batch caps, apply thread spinning on CPU 1 and keeping warm, %d rows of %.0f s each "
+        "(medians of the rows; µs)\n\n| target updates/s | cap (updates) | updates per batch | "
+        "batch p50 | batch p99 | p99 min-max | rows with p99 < 10 µs | executed -> published "
+        "p50 | p99 | mean |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        std::max(repeat, 1), seconds);
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    for (auto& [key, rs] : rows) {
+      std::vector<double> upb, p50, p99, pp50, pp99, pmean;
+      int under = 0;
+      for (const Row& r : rs) {
+        upb.push_back(r.updates_per_batch);
+        p50.push_back(r.p50);
+        p99.push_back(r.p99);
+        pp50.push_back(r.published_p50);
+        pp99.push_back(r.published_p99);
+        pmean.push_back(r.published_mean);
+        under += r.p99 < 10.0;
+      }
+      std::printf(
+          "| %.0f | %s | %.2f | %.2f | %.2f | %.2f-%.2f | %d of %zu | %.2f | %.2f | %.2f |\n",
+          key.first, key.second == 0 ? "none" : std::to_string(key.second).c_str(), median(upb),
+          median(p50), median(p99), *std::min_element(p99.begin(), p99.end()),
+          *std::max_element(p99.begin(), p99.end()), under, rs.size(), median(pp50), median(pp99),
+          median(pmean));
+    }
+    return 0;
+  }
   if (repeat > 0) {
     // The production rows `repeat` times, 20k and 200k alternating: the spread of the p99 from
     // row to row on this machine, which one run cannot show.

@@ -167,6 +167,7 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     TRY(get_str(*t, "wait_strategy", c.wait_strategy, origin));
     TRY(get_str(*t, "apply_wait_strategy", c.apply_wait_strategy, origin));
     TRY(get_int(*t, "apply_keep_warm_rounds", c.apply_keep_warm_rounds, origin, 0, 1 << 20));
+    TRY(get_int(*t, "apply_batch_updates", c.apply_batch_updates, origin, 0, 1 << 20));
     TRY(get_int(*t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
     TRY(get_int(*t, "apply_core", c.apply_core, origin, -1, 4095));
     TRY(get_int(*t, "sched_fifo_priority", c.sched_fifo_priority, origin, 0, 99));
@@ -274,6 +275,7 @@ std::string describe(const Config& c) {
     << "\nfunding_sample_ms = " << c.funding_sample_ms << "\n\n[threads]\nwait_strategy = \""
     << c.wait_strategy << "\"\napply_wait_strategy = \"" << c.apply_wait_strategy
     << "\"\napply_keep_warm_rounds = " << c.apply_keep_warm_rounds
+    << "\napply_batch_updates = " << c.apply_batch_updates
     << "\nsequencer_core = " << c.sequencer_core << "\napply_core = " << c.apply_core
     << "\nsched_fifo_priority = " << c.sched_fifo_priority << "\nlock_memory = \"" << c.lock_memory
     << "\"\n\n[log]\nfile = \"" << c.log_file << "\"\nlevel = \"" << c.log_level

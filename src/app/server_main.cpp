@@ -322,6 +322,7 @@ int serve(const app::Config& c) {
   if (pipe::WaitStrategy w{}; pipe::parse_wait_strategy(c.apply_wait_strategy, w))
     pc.apply_wait = w;
   pc.keep_warm_rounds = c.apply_keep_warm_rounds;
+  pc.apply_batch_updates = c.apply_batch_updates;
   int64_t op_nonce = engine->operator_next_nonce();
   const uint64_t recovered_seq = engine->last_seq();
   const auto read_side_from = std::chrono::steady_clock::now();

@@ -427,35 +427,63 @@ void Pipeline::apply_loop() {
   tachyon::Track* const track = m != nullptr ? m->apply_track : nullptr;
   const bool detail = m != nullptr && m->detail;
   const uint64_t* const allocated = detail ? tachyon::thread_allocated_counter() : nullptr;
+  // A batch is published only once its last tx is whole (its kTxResult, the last update the
+  // engine emits for it, applied): the sequencer pushes a tx's updates one at a time, and a
+  // publish in between would show readers a state that never was (a sweep half done, a modified
+  // order gone). With apply_batch_updates, a batch ends at the first tx boundary past that many.
+  const size_t batch_cap = cfg_.apply_batch_updates > 0 ? cfg_.apply_batch_updates : SIZE_MAX;
+  struct Batch {  // the batch in progress, over as many drain rounds as its last tx takes
+    size_t n = 0;
+    int64_t t0 = 0, cpu0 = 0;
+    size_t pending_before = 0;
+    uint64_t alloc0 = 0;
+  } b;
+  bool mid_tx = false;  // the last update applied was not a tx's last
+  auto take = [&](const ApplyItem& it) {
+    apply(it);
+    ++b.n;
+    mid_tx = it.u.type != UpdateType::kTxResult;
+    return mid_tx || b.n < batch_cap;
+  };
   for (;;) {
-    // The clock only when there is work: an idle round (spinning before it parks) reads none.
-    // (The CPU clock, a system call of ~0.5 us here, is read outside the batch's wall time.)
-    const bool work = apply_ring_->size_approx() > 0;
-    int64_t cpu0 = cfg_.batch_samples > 0 && work ? thread_cpu_ns() : 0;
-    int64_t t0 = work ? realtime_ns() : 0;
-    const size_t pending_before = pending_.size();
-    const uint64_t alloc0 = allocated != nullptr ? *allocated : 0;
+    if (b.n == 0) {
+      // The clock only when there is work: an idle round (spinning before it parks) reads none.
+      // (The CPU clock, a system call of ~0.5 us here, is read outside the batch's wall time.)
+      const bool work = apply_ring_->size_approx() > 0;
+      b.cpu0 = cfg_.batch_samples > 0 && work ? thread_cpu_ns() : 0;
+      b.t0 = work ? realtime_ns() : 0;
+      b.pending_before = pending_.size();
+      b.alloc0 = allocated != nullptr ? *allocated : 0;
+    }
     size_t n = 0;
     if (!detail) {
-      n = apply_ring_->drain([&](const ApplyItem& it) { apply(it); }, 4096);
+      n = apply_ring_->drain_until(take, 4096);
     } else {
-      n = apply_ring_->drain(
+      n = apply_ring_->drain_until(
           [&](const ApplyItem& it) {
             const int64_t a = realtime_ns();
-            apply(it);
+            const bool more = take(it);
             tachyon::Histogram* h =
                 m->apply_update_ns[static_cast<size_t>(it.u.type) % kUpdateTypeSlots];
             if (h != nullptr) h->record(uint64_t(realtime_ns() - a));
+            return more;
           },
           4096);
     }
-    const bool idle_publish = n == 0 && (read_.history_dirty() || read_.orders_pending());
-    const int64_t now = n > 0 || idle_publish ? realtime_ns() : 0;
-    if (n > 0 && t0 == 0) {  // the first update landed after the look
-      t0 = now;
-      if (cfg_.batch_samples > 0) cpu0 = thread_cpu_ns();
+    if (n > 0 && b.t0 == 0) {  // the first update landed after the look
+      b.t0 = realtime_ns();
+      if (cfg_.batch_samples > 0) b.cpu0 = thread_cpu_ns();
     }
-    if (n > 0) {
+    const bool whole = b.n > 0 && !mid_tx;  // a batch to publish
+    const bool idle_publish =
+        b.n == 0 && n == 0 && (read_.history_dirty() || read_.orders_pending());
+    const int64_t now = whole || idle_publish ? realtime_ns() : 0;
+    if (whole) {
+      const size_t pending_before = b.pending_before;
+      const int64_t t0 = b.t0, cpu0 = b.cpu0;
+      const uint64_t alloc0 = b.alloc0;
+      n = b.n;
+      b.n = 0;
       publish_changed();
       const int64_t t_books = cfg_.batch_samples > 0 ? realtime_ns() : 0;
       read_.publish(now, false);
@@ -507,7 +535,7 @@ void Pipeline::apply_loop() {
     const int64_t r0 = track != nullptr ? realtime_ns() : 0;
     const size_t routed = release_results();
     if (routed > 0 && track != nullptr) track->span(m->ev_route, r0, realtime_ns(), routed);
-    if ((n > 0 || routed > 0) && notify_) notify_();
+    if ((whole || routed > 0) && notify_) notify_();
     if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
         apply_ring_->size_approx() == 0) {
       if (pending_.empty()) {
@@ -519,7 +547,7 @@ void Pipeline::apply_loop() {
     }
     if (n + routed > 0) {
       idle_rounds = 0;
-    } else if (warm_every > 0 && ++idle_rounds % warm_every == 0) {
+    } else if (warm_every > 0 && !mid_tx && ++idle_rounds % warm_every == 0) {
       keep_warm();
     }
     idler.idle(n + routed, [&] {

@@ -114,6 +114,7 @@ void Pipeline::publish_changed() {
     s->begin_nonce = c.nonce;
     s->nonce = ++c.nonce;
     s->engine_ts_ns = c.engine_ts_ns;
+    s->seq = applied_seq_.load(std::memory_order_relaxed);  // this thread's own store
     copy_levels(c.bids, s->nonce, had, s->bids);
     copy_levels(c.asks, s->nonce, had, s->asks);
     // A side's top orders are a walk of the queue (~30 btree nodes for 100 orders, most of the

@@ -98,6 +98,7 @@ TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
       {"[threads]\napply_wait_strategy = \"nap\"\n",
        "threads.apply_wait_strategy must be empty, spin, spin_then_park or park, not 'nap'"},
       {"[threads]\napply_keep_warm_rounds = -1\n", "'apply_keep_warm_rounds' = -1 is out of range"},
+      {"[threads]\napply_batch_updates = -8\n", "'apply_batch_updates' = -8 is out of range"},
       {"[threads]\nsequencer_core = 1\napply_core = 1\n",
        "threads.sequencer_core and threads.apply_core must differ"},
       {"[threads]\nlock_memory = \"yes\"\n",

@@ -4,7 +4,10 @@
 // journal has them, the journal replays to the same state, the snapshots show the engine's book.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -345,6 +348,185 @@ TEST(Pipeline, book_snapshots_show_the_top_orders_of_the_engine_after_every_tx) 
   EXPECT_GT(few_steps[0] + few_steps[1], 100);
   EXPECT_GT(many_steps[0], 100);
   EXPECT_GT(many_steps[1], 100);
+}
+
+// The sequencer hands a tx's updates to the apply thread one at a time; a reader must still only
+// ever see books as they were between two txs (a sweep half done, a modified order missing, are
+// states that never were). A reader thread records every snapshot the apply thread publishes
+// while sweeps and modifies stream through as fast as the rings take them; each must equal a
+// mirror engine's book after the tx the snapshot names (BookSnapshot::seq), and none be crossed.
+TEST(Pipeline, readers_see_books_only_as_they_were_between_txs) {
+  auto fingerprint = [](auto&& level_at, size_t bids, size_t asks) {
+    uint64_t h = 1469598103934665603ULL;
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+    for (int side = 0; side < 2; ++side) {
+      const size_t n = side ? asks : bids;
+      mix(0xabcdef00u + static_cast<uint64_t>(side) * 7 + n);
+      for (size_t i = 0; i < n; ++i) {
+        const auto [price, size] = level_at(side, i);
+        mix(static_cast<uint64_t>(price));
+        mix(static_cast<uint64_t>(size));
+      }
+    }
+    return h;
+  };
+  TxBuilder b1(realtime_ns()), b2(realtime_ns());
+  uint64_t seq1 = 0, seq2 = 0;
+  auto engine = funded_engine(b1, seq1);
+  auto mirror = funded_engine(b2, seq2);
+  ASSERT_EQ(seq1, seq2);
+  NullSink sink;
+  std::mt19937_64 rng(23);
+  auto pick = [&](uint64_t n) { return static_cast<uint64_t>(rng() % n); };
+  auto mirror_fp = [&] {
+    const Market* m = mirror->market(0);
+    return fingerprint(
+        [&](int side, size_t i) {
+          const Level& l = m->book.level(side, i);
+          return std::pair<Ticks, Lots>{l.price, l.total};
+        },
+        m->book.level_count(0), m->book.level_count(1));
+  };
+  std::vector<uint64_t> fp_at(seq1 + 1, 0);  // by seq: the book after that tx
+  fp_at[seq1] = mirror_fp();
+  auto next_nonce = [&](AccountIndex a) { return mirror->account(a)->keys.at(0).next_nonce; };
+  // Rounds of resting orders on both sides, a modify of one of them, and a market order sweeping
+  // several levels (each fill several updates: the maker's order, a trade, two positions, two
+  // balances).
+  std::vector<Tx> stream;
+  uint64_t sweeps = 0, modifies = 0;
+  for (int round = 0; round < 400; ++round) {
+    auto run = [&](Tx tx) {
+      Tx m = tx;
+      m.h.seq = ++seq2;
+      mirror->execute(m, sink);
+      fp_at.push_back(mirror_fp());
+      stream.push_back(tx);
+    };
+    for (int k = 0; k < 12; ++k) {
+      const AccountIndex a = 100 + static_cast<AccountIndex>(pick(20));
+      const bool ask = k % 2 == 1;
+      const Ticks away = 10 * static_cast<Ticks>(1 + pick(8));
+      run(b2.limit(a, next_nonce(a), 0, ask, ask ? 300000 + away : 300000 - away,
+                   1 + static_cast<Lots>(pick(3))));
+    }
+    const Market* m = mirror->market(0);
+    if (m->book.level_count(0) > 0) {  // move the best bid's first order one tick away
+      const Order& o = mirror->orders()[m->book.level(0, 0).head];
+      run(b2.modify(o.account, next_nonce(o.account), 0, o.order_index, o.remaining, o.price - 10));
+      ++modifies;
+    }
+    const AccountIndex t = 100 + static_cast<AccountIndex>(pick(20));
+    const bool ask = round % 2 == 1;
+    run(b2.market(t, next_nonce(t), 0, ask, ask ? 299000 : 301000, 8 + static_cast<Lots>(pick(8))));
+    ++sweeps;
+  }
+  pipe::PipelineConfig pc;
+  pc.workers = 1;
+  pc.apply_batch_updates = 8;  // many publishes, each at the first tx boundary past 8 updates
+  pc.book_history = 1 << 16;   // every publish's delta stays in the log
+  pipe::Pipeline p(pc, std::move(engine), nullptr, nullptr);
+  p.start();
+  // The book before the stream, the base every published delta applies to.
+  std::map<Ticks, Lots> book[2];
+  uint64_t nonce0 = 0;
+  for (bool have = false; !have;) {
+    p.book(0).reader().read([&](const pipe::BookSnapshot* s) {
+      if (s == nullptr) return 0;
+      have = true;
+      nonce0 = s->nonce;
+      EXPECT_EQ(s->seq, seq1);
+      for (const pipe::PriceLevel& l : s->bids) book[0][l.price] = l.size;
+      for (const pipe::PriceLevel& l : s->asks) book[1][l.price] = l.size;
+      return 0;
+    });
+    if (!have) std::this_thread::yield();
+  }
+  struct Seen {
+    uint64_t seq, fp;
+    bool crossed;
+  };
+  std::vector<Seen> seen;
+  seen.reserve(1 << 20);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    auto r = p.book(0).reader();
+    uint64_t last_nonce = 0;
+    while (!done.load(std::memory_order_acquire)) {
+      r.read([&](const pipe::BookSnapshot* s) {
+        if (s == nullptr || s->nonce == last_nonce || seen.size() == seen.capacity()) return 0;
+        last_nonce = s->nonce;
+        const bool crossed =
+            !s->bids.empty() && !s->asks.empty() && s->bids.front().price >= s->asks.front().price;
+        seen.push_back(Seen{s->seq,
+                            fingerprint(
+                                [&](int side, size_t i) {
+                                  const pipe::PriceLevel& l = side ? s->asks[i] : s->bids[i];
+                                  return std::pair<Ticks, Lots>{l.price, l.size};
+                                },
+                                s->bids.size(), s->asks.size()),
+                            crossed});
+        return 0;
+      });
+    }
+  });
+  uint64_t sent = 0, got = 0;
+  while (got < stream.size()) {
+    while (sent < stream.size() && p.submit(0, stream[sent], sent, 0)) ++sent;
+    const size_t n = p.poll_results(0, [](const pipe::Result&) {});
+    got += n;
+    if (n == 0) std::this_thread::yield();
+  }
+  done.store(true, std::memory_order_release);
+  reader.join();
+  p.stop();
+  ASSERT_EQ(p.applied_seq(), seq2);
+  // Every publish, from the delta log: each book it leaves must be the mirror's after some tx, in
+  // tx order.
+  std::vector<pipe::BookDelta> deltas;
+  ASSERT_TRUE(p.book_deltas(0, nonce0, UINT64_MAX, deltas));
+  auto book_fp = [&] {
+    std::vector<std::pair<Ticks, Lots>> bids(book[0].rbegin(), book[0].rend());
+    std::vector<std::pair<Ticks, Lots>> asks(book[1].begin(), book[1].end());
+    return fingerprint([&](int side, size_t i) { return side ? asks[i] : bids[i]; }, bids.size(),
+                       asks.size());
+  };
+  ASSERT_EQ(book_fp(), fp_at[seq1]);
+  size_t at = seq1, torn_publishes = 0;
+  for (const pipe::BookDelta& d : deltas) {
+    for (int side = 0; side < 2; ++side)
+      for (const pipe::PriceLevel& l : side ? d.asks : d.bids) {
+        if (l.size == 0) {
+          book[side].erase(l.price);
+        } else {
+          book[side][l.price] = l.size;
+        }
+      }
+    const uint64_t fp = book_fp();
+    size_t j = at;
+    while (j < fp_at.size() && fp_at[j] != fp) ++j;
+    if (j == fp_at.size()) {
+      ++torn_publishes;  // no tx boundary shows this book: the next delta goes on from here
+    } else {
+      at = j;
+    }
+  }
+  std::printf("%zu publishes in the delta log\n", deltas.size());
+  EXPECT_GT(deltas.size(), 400u);
+  EXPECT_EQ(torn_publishes, 0u) << "publishes showing part of a tx";
+  EXPECT_EQ(at, seq2) << "the last publish shows the last tx";
+  size_t torn = 0, crossed = 0;
+  for (const Seen& s : seen) {
+    ASSERT_LT(s.seq, fp_at.size());
+    torn += s.fp != fp_at[s.seq];
+    crossed += s.crossed;
+  }
+  std::printf("%zu snapshots seen over %llu txs (%llu sweeps, %llu modifies)\n", seen.size(),
+              static_cast<unsigned long long>(stream.size()),
+              static_cast<unsigned long long>(sweeps), static_cast<unsigned long long>(modifies));
+  EXPECT_GT(seen.size(), 0u);
+  EXPECT_EQ(torn, 0u) << "snapshots showing part of a tx";
+  EXPECT_EQ(crossed, 0u);
 }
 
 }  // namespace

@@ -62,6 +62,28 @@ TEST(SpscRing, drain_hands_out_at_most_the_limit_in_order) {
   for (int i = 0; i < 16; ++i) EXPECT_TRUE(r.try_push(i)) << "drained slots are free again";
 }
 
+// drain_until takes the item its function refuses to go past, and frees exactly what it took.
+TEST(SpscRing, drain_until_stops_after_the_item_that_says_stop) {
+  SpscRing<int> r(8);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(r.try_push(i));
+  std::vector<int> got;
+  auto until = [&](int stop) {
+    return [&got, stop](int v) {
+      got.push_back(v);
+      return v != stop;
+    };
+  };
+  EXPECT_EQ(r.drain_until(until(2), 100), 3u);  // 0, 1, 2
+  EXPECT_EQ(r.drain_until(until(99), 2), 2u);   // the limit: 3, 4
+  for (int i = 8; i < 13; ++i) EXPECT_TRUE(r.try_push(i));
+  EXPECT_FALSE(r.try_push(13)) << "only the five taken slots were freed";
+  size_t more = 0;  // 5 .. 12, across the wrap (a stale cached tail may take two rounds)
+  for (size_t n = 1; n > 0; more += n) n = r.drain_until(until(99), 100);
+  EXPECT_EQ(more, 8u);
+  ASSERT_EQ(got.size(), 13u);
+  for (int i = 0; i < 13; ++i) EXPECT_EQ(got[i], i);
+}
+
 TEST(SpscRing, two_threads_move_every_item_exactly_once_in_order) {
   constexpr uint64_t kItems = 2'000'000;
   SpscRing<Item> r(1024);

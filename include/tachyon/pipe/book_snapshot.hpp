@@ -52,6 +52,7 @@ struct BookSnapshot {
   uint64_t nonce = 0;        // increases with every published change (WS `nonce`)
   uint64_t begin_nonce = 0;  // the previous snapshot's nonce (WS `begin_nonce`)
   int64_t engine_ts_ns = 0;  // when the sequencer executed the last change in it
+  uint64_t seq = 0;          // the last tx it includes, whole: snapshots are made between txs
   LevelArray bids;           // best (highest) first
   LevelArray asks;           // best (lowest) first
   static constexpr size_t kTopOrders = 100;

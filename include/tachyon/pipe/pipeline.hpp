@@ -47,6 +47,10 @@ struct PipelineConfig {
   // every keep_warm_rounds idle rounds (~2-3 µs): the books, accounts and markets that changed
   // last (ReadSide::keep_warm). 0: never. Only with the spin strategy.
   uint32_t keep_warm_rounds = 64;
+  // The apply thread publishes only between txs (a reader never sees part of one) and ends a
+  // batch at the first tx boundary after this many updates, so a burst is published in steps
+  // rather than all at its end. 0: a batch is whatever the ring holds.
+  uint32_t apply_batch_updates = 0;
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
   uint32_t max_readers = 16;  // reader threads per book snapshot

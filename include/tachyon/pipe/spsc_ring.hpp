@@ -65,6 +65,18 @@ class SpscRing {
   // store. Returns how many.
   template <typename F>
   size_t drain(F&& f, size_t limit) {
+    return drain_until(
+        [&f](const T& v) {
+          f(v);
+          return true;
+        },
+        limit);
+  }
+
+  // Consumer: as drain, but stops after the first item for which f(const T&) returns false
+  // (that item is taken). Returns how many were taken.
+  template <typename F>
+  size_t drain_until(F&& f, size_t limit) {
     const uint64_t h = head_.load(std::memory_order_relaxed);
     if (h == cached_tail_) {
       cached_tail_ = tail_.load(std::memory_order_acquire);
@@ -72,9 +84,12 @@ class SpscRing {
     }
     const uint64_t avail = cached_tail_ - h;
     const size_t n = avail < limit ? static_cast<size_t>(avail) : limit;
-    for (size_t i = 0; i < n; ++i) f(slots_[(h + i) & mask_]);
-    head_.store(h + n, std::memory_order_release);
-    return n;
+    size_t i = 0;
+    while (i < n) {
+      if (!f(slots_[(h + i++) & mask_])) break;
+    }
+    head_.store(h + i, std::memory_order_release);
+    return i;
   }
 
   // Either side; a snapshot that may be stale by the time it is read.
