@@ -9,6 +9,7 @@
 //
 // Usage: bench_read_side [txs per row] [--back-to-back]   (default 20000; the warm-up is 5000
 // more). --back-to-back: only the first row (no idling), e.g. to compare two builds or to profile.
+// --row K: the first row and row K only (4: 200 µs idle, keeping warm), e.g. to profile it.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -93,9 +94,12 @@ Row replay(pipe::ReadSide& rs, const std::vector<StateUpdate>& updates,
 int main(int argc, char** argv) {
   size_t measured = 20000;
   bool back_to_back_only = false;
+  int only_row = -1;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--back-to-back") {
       back_to_back_only = true;
+    } else if (std::string(argv[i]) == "--row" && i + 1 < argc) {
+      only_row = std::atoi(argv[++i]);
     } else {
       measured = static_cast<size_t>(std::atoll(argv[i]));
     }
@@ -145,6 +149,7 @@ int main(int argc, char** argv) {
       "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   double base = 0;
   for (size_t r = 0; r < kRows; ++r) {
+    if (only_row >= 0 && r != static_cast<size_t>(only_row) && r != 0) continue;
     const Row row = replay(*sides[r], cap.v, tx_end, kRowSpecs[r].idle_ns, kRowSpecs[r].warm);
     if (r == 0) base = row.per_tx();
     std::printf(
