@@ -435,6 +435,7 @@ void Pipeline::apply_loop() {
   struct Batch {  // the batch in progress, over as many drain rounds as its last tx takes
     size_t n = 0;
     int64_t t0 = 0, cpu0 = 0;
+    int64_t drain_ns = 0;  // in the rounds that took updates (not waiting for the rest of a tx)
     size_t pending_before = 0;
     uint64_t alloc0 = 0;
   } b;
@@ -446,14 +447,19 @@ void Pipeline::apply_loop() {
     return mid_tx || b.n < batch_cap;
   };
   for (;;) {
+    int64_t d0 = 0;  // this round's drain starts (0: the ring looked empty)
     if (b.n == 0) {
       // The clock only when there is work: an idle round (spinning before it parks) reads none.
       // (The CPU clock, a system call of ~0.5 us here, is read outside the batch's wall time.)
       const bool work = apply_ring_->size_approx() > 0;
       b.cpu0 = cfg_.batch_samples > 0 && work ? thread_cpu_ns() : 0;
       b.t0 = work ? realtime_ns() : 0;
+      d0 = b.t0;
+      b.drain_ns = 0;
       b.pending_before = pending_.size();
       b.alloc0 = allocated != nullptr ? *allocated : 0;
+    } else if (apply_ring_->size_approx() > 0) {  // more of a tx: its drain time counts
+      d0 = realtime_ns();
     }
     size_t n = 0;
     if (!detail) {
@@ -478,9 +484,10 @@ void Pipeline::apply_loop() {
     const bool idle_publish =
         b.n == 0 && n == 0 && (read_.history_dirty() || read_.orders_pending());
     const int64_t now = whole || idle_publish ? realtime_ns() : 0;
+    if (n > 0 && d0 != 0) b.drain_ns += (whole ? now : realtime_ns()) - d0;
     if (whole) {
       const size_t pending_before = b.pending_before;
-      const int64_t t0 = b.t0, cpu0 = b.cpu0;
+      const int64_t t0 = b.t0, cpu0 = b.cpu0, drain_ns = b.drain_ns;
       const uint64_t alloc0 = b.alloc0;
       n = b.n;
       b.n = 0;
@@ -502,7 +509,8 @@ void Pipeline::apply_loop() {
           return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, UINT32_MAX));
         };
         batch_samples_.push_back(BatchSample{u32(t1 - t0), static_cast<uint32_t>(n), u32(cpu),
-                                             u32(now - t0), u32(t_books - now), u32(t1 - t_books)});
+                                             u32(drain_ns), u32(t_books - now), u32(t1 - t_books),
+                                             u32(now - t0 - drain_ns)});
       }
       if (m != nullptr) {
         if (m->apply_batch_ns) m->apply_batch_ns->record(uint64_t(t1 - t0));

@@ -123,12 +123,15 @@ class Pipeline final : public Front {
   // updates, snapshot publication) in ns, its number of updates, and the apply thread's CPU time
   // in it (CLOCK_THREAD_CPUTIME_ID: the wall time less what preemption took), and the wall time
   // of its three phases: draining the ring into the caches, publishing the changed books, and
-  // publishing the read side (markets, accounts, history).
+  // publishing the read side (markets, accounts, history). A batch ends only once its last tx is
+  // whole: wait_ns is the time it waited (ring empty) for the rest of a tx the sequencer was still
+  // executing, part of ns and not of drain_ns; ns - wait_ns is the time spent applying.
   struct BatchSample {
     uint32_t ns;
     uint32_t updates;
     uint32_t cpu_ns;
     uint32_t drain_ns = 0, books_ns = 0, read_ns = 0;
+    uint32_t wait_ns = 0;
   };
   const std::vector<BatchSample>& batch_samples() const { return batch_samples_; }
 
