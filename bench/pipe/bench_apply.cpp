@@ -17,6 +17,7 @@
 // Usage: bench_apply [seconds per row] [--by-type] [--warm-only]   (default 3)
 // --caps 0,16,32 [--repeat N]: the production rows with each batch cap
 // (PipelineConfig::apply_batch_updates; 0: none), alternating, N times each.
+// --warm-rounds N: the warming rows warm every N idle rounds (PipelineConfig::keep_warm_rounds).
 // --warm-only: only the rows of the production mode (the apply thread spinning and warming).
 // --repeat N: those rows N times each, alternating, summarised (the p99's spread across rows).
 // TACHYON_ALLOC_TRAP=1: a backtrace of each of the first 40 allocations after a row's warm-up.
@@ -71,6 +72,8 @@ struct Row {
 
 // PipelineConfig::apply_batch_updates of the rows (--caps).
 uint32_t g_batch_cap = 0;
+// PipelineConfig::keep_warm_rounds of the warming rows (--warm-rounds; 0: the default).
+uint32_t g_warm_rounds = 0;
 
 // Per update type, with --by-type (the pipeline's load-test detail histograms).
 std::array<Histogram, pipe::kUpdateTypeSlots>* g_by_type = nullptr;
@@ -88,6 +91,7 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
     pc.apply_wait = pipe::WaitStrategy::kSpin;
     pc.apply_core = 1;
     pc.sequencer_core = 0;
+    if (g_warm_rounds > 0) pc.keep_warm_rounds = g_warm_rounds;
     pc.keep_warm_rounds = keep_warm ? pc.keep_warm_rounds : 0;
   }
   // In the production mode the generator (the api workers' part) keeps off the apply thread's
@@ -244,6 +248,8 @@ int main(int argc, char** argv) {
       warm_only = true;
     } else if (std::string(argv[i]) == "--repeat" && i + 1 < argc) {
       repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (std::string(argv[i]) == "--warm-rounds" && i + 1 < argc) {
+      g_warm_rounds = static_cast<uint32_t>(std::atoi(argv[++i]));
     } else if (std::string(argv[i]) == "--caps" && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t at = 0; at <= list.size();) {
