@@ -33,7 +33,8 @@ class Pipeline::RingSink final : public UpdateSink {
   explicit RingSink(Pipeline& p) : p_(p) {}
   void on_update(const StateUpdate& u) override {
     uint32_t exec_ns = 0;
-    if (u.type == UpdateType::kTxResult) {  // the last update of a tx: the engine is done with it
+    const bool last = u.type == UpdateType::kTxResult;
+    if (last) {  // the last update of a tx: the engine is done with it
       exec_done_ns = realtime_ns();
       exec_ns = static_cast<uint32_t>(std::clamp<int64_t>(exec_done_ns - u.time_ns, 0, UINT32_MAX));
     }
@@ -44,6 +45,9 @@ class Pipeline::RingSink final : public UpdateSink {
       p_.apply_bell_.ring();
       _mm_pause();
     }
+    // A parked apply thread holding part of this tx publishes once it is whole: wake it now, not
+    // at the end of the sequencer's round (one load when it is not asleep).
+    if (last) p_.apply_bell_.ring();
   }
   uint32_t worker = 0;
   uint64_t cookie = 0;
@@ -82,6 +86,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   block_ = engine_->last_block() + 1;
   // What the read side shows from the start: the engine as restored (snapshot plus replay).
   applied_seq_.store(engine_->last_seq(), std::memory_order_release);
+  last_result_seq_ = engine_->last_seq();
   // The read side starts from the engine's current books, stamped with the time they were restored.
   const int64_t restored_ns = realtime_ns();
   // The account and market views are built meanwhile on a second thread: the two touch nothing
@@ -345,13 +350,15 @@ size_t Pipeline::release_results() {
   const uint64_t durable = journal_ != nullptr ? journal_->durable_seq() : UINT64_MAX;
   size_t n = 0;
   int64_t now = 0;  // read once, and only when something is released
-  while (!pending_.empty() && pending_.front().r.seq <= durable) {
+  // Only results whose tx is published: a client never reads a view without its own tx.
+  while (releasable_ > 0 && !pending_.empty() && pending_.front().r.seq <= durable) {
     if (now == 0) now = realtime_ns();
     Pending& p = pending_.front();
     p.r.t_durable_ns = now;
     if (!results_[p.worker]->try_push(p.r)) break;  // the worker is slow: keep it, retry
     result_bells_[p.worker]->ring();
     pending_.pop_front();
+    --releasable_;
     ++n;
   }
   return n;
@@ -430,8 +437,9 @@ void Pipeline::apply_loop() {
   // A batch is published only once its last tx is whole (its kTxResult, the last update the
   // engine emits for it, applied): the sequencer pushes a tx's updates one at a time, and a
   // publish in between would show readers a state that never was (a sweep half done, a modified
-  // order gone). With apply_batch_updates, a batch ends at the first tx boundary past that many.
-  const size_t batch_cap = cfg_.apply_batch_updates > 0 ? cfg_.apply_batch_updates : SIZE_MAX;
+  // order gone). A batch ends at the first tx boundary past apply_batch_updates (by default
+  // 4096, the most one round drains) updates.
+  const size_t batch_cap = cfg_.apply_batch_updates > 0 ? cfg_.apply_batch_updates : 4096;
   struct Batch {  // the batch in progress, over as many drain rounds as its last tx takes
     size_t n = 0;
     int64_t t0 = 0, cpu0 = 0;
@@ -494,6 +502,9 @@ void Pipeline::apply_loop() {
       publish_changed();
       const int64_t t_books = cfg_.batch_samples > 0 ? realtime_ns() : 0;
       read_.publish(now, false);
+      // Every result pending now belongs to a published tx; applied_seq moves with the views.
+      releasable_ = pending_.size();
+      applied_seq_.store(last_result_seq_, std::memory_order_release);
       apply_batches_.fetch_add(1, std::memory_order_relaxed);
       const int64_t t1 = realtime_ns();
       // Results of this batch were applied (caches updated, snapshots published) by now.
@@ -542,10 +553,13 @@ void Pipeline::apply_loop() {
     collect_pending_.resize(kept);
     const int64_t r0 = track != nullptr ? realtime_ns() : 0;
     const size_t routed = release_results();
+    // Released results were ahead of the open batch's own (which wait for its publish).
+    if (b.n > 0) b.pending_before -= std::min(b.pending_before, routed);
     if (routed > 0 && track != nullptr) track->span(m->ev_route, r0, realtime_ns(), routed);
     if ((whole || routed > 0) && notify_) notify_();
     if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
         apply_ring_->size_approx() == 0) {
+      TACHYON_ASSERT(b.n == 0, "the sequencer ends every tx with its result");
       if (pending_.empty()) {
         read_.publish(realtime_ns(), true, true);  // the last state, order lists included
         break;
@@ -559,9 +573,9 @@ void Pipeline::apply_loop() {
       keep_warm();
     }
     idler.idle(n + routed, [&] {
-      if (read_.history_dirty()) return true;
+      if (!mid_tx && read_.history_dirty()) return true;
       return apply_ring_->size_approx() > 0 ||
-             (!pending_.empty() &&
+             (releasable_ > 0 && !pending_.empty() &&
               (journal_ == nullptr || pending_.front().r.seq <= journal_->durable_seq()));
     });
   }

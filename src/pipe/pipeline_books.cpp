@@ -86,7 +86,7 @@ void Pipeline::apply(const ApplyItem& it) {
       pending_.push_back(Pending{
           it.worker, Result{it.cookie, t.seq, t.block, t.order_index, t.reject, it.t_recv_ns,
                             u.time_ns, u.time_ns + int64_t{it.exec_ns}, 0, 0}});
-      applied_seq_.store(t.seq, std::memory_order_release);
+      last_result_seq_ = t.seq;  // applied_seq moves once the batch is published
       break;
     }
     case UpdateType::kMarket: {  // a new market gets its (empty) book published at once
@@ -114,7 +114,7 @@ void Pipeline::publish_changed() {
     s->begin_nonce = c.nonce;
     s->nonce = ++c.nonce;
     s->engine_ts_ns = c.engine_ts_ns;
-    s->seq = applied_seq_.load(std::memory_order_relaxed);  // this thread's own store
+    s->seq = last_result_seq_;
     copy_levels(c.bids, s->nonce, had, s->bids);
     copy_levels(c.asks, s->nonce, had, s->asks);
     // A side's top orders are a walk of the queue (~30 btree nodes for 100 orders, most of the

@@ -192,6 +192,7 @@ ReadSide::ReadSide(const ReadSideConfig& cfg)
     mstate_[m].view.id = static_cast<MarketId>(m);
     trade_logs_.push_back(std::make_unique<BroadcastLog<TradeRecord>>(128));
   }
+  trade_published_ = std::make_unique<std::atomic<uint64_t>[]>(kMaxMarkets);
   astate_.reserve(1 << 12);
 }
 
@@ -642,6 +643,7 @@ void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
     if (!v) v = std::make_unique<MarketView>();
     *v = m.view;
     markets_[id]->publish(std::move(v));
+    trade_published_[id].store(trade_logs_[id]->head(), std::memory_order_release);
   }
   markets_changed_.clear();
   // Order lists held back: republish those accounts once due (or forced); the rest keep waiting.
@@ -682,7 +684,7 @@ void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
 
 std::vector<TradeRecord> ReadSide::recent_trades(MarketId m, size_t limit) const {
   const BroadcastLog<TradeRecord>& log = *trade_logs_[m];
-  const uint64_t head = log.head();
+  const uint64_t head = std::min(log.head(), trade_published_[m].load(std::memory_order_acquire));
   std::vector<TradeRecord> out;
   TradeRecord r;
   for (uint64_t pos = head; pos > 0 && out.size() < limit && head - pos < log.capacity() - 1;) {

@@ -470,10 +470,12 @@ TEST(Pipeline, readers_see_books_only_as_they_were_between_txs) {
       });
     }
   });
-  uint64_t sent = 0, got = 0;
+  uint64_t sent = 0, got = 0, early = 0;
   while (got < stream.size()) {
     while (sent < stream.size() && p.submit(0, stream[sent], sent, 0)) ++sent;
-    const size_t n = p.poll_results(0, [](const pipe::Result&) {});
+    // A result leaves only once its tx is published: the views a client reads next show it.
+    const size_t n = p.poll_results(
+        0, [&](const pipe::Result& r) { early += p.applied_seq() < r.seq || r.t_applied_ns == 0; });
     got += n;
     if (n == 0) std::this_thread::yield();
   }
@@ -481,6 +483,7 @@ TEST(Pipeline, readers_see_books_only_as_they_were_between_txs) {
   reader.join();
   p.stop();
   ASSERT_EQ(p.applied_seq(), seq2);
+  EXPECT_EQ(early, 0u) << "results released before their tx was published";
   // Every publish, from the delta log: each book it leaves must be the mirror's after some tx, in
   // tx order.
   std::vector<pipe::BookDelta> deltas;

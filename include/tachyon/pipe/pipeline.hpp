@@ -236,7 +236,9 @@ class Pipeline final : public Front {
   std::function<void()> notify_;
   std::vector<BatchSample> batch_samples_;  // apply thread; reserved up front
   absl::flat_hash_map<OrderIndex, Resting> resting_;
-  OrderIndex last_rested_ = 0;  // order indices grow: the next ones to rest follow it
+  OrderIndex last_rested_ = 0;    // order indices grow: the next ones to rest follow it
+  uint64_t last_result_seq_ = 0;  // the last tx whose result was applied (maybe not yet published)
+  size_t releasable_ = 0;         // results at the front of pending_ whose tx is published
   uint64_t arrival_ = 0;
   // Results waiting for durability, oldest first: a ring that grows only when more txs than ever
   // before wait on the journal at once (a deque would allocate and free blocks continuously).

@@ -504,6 +504,9 @@ class ReadSide {
   BroadcastLog<StateUpdate> log_;
   std::atomic<uint64_t> log_published_{0};
   std::vector<std::unique_ptr<BroadcastLog<TradeRecord>>> trade_logs_;  // per market
+  // Per market: the trade log's head as of the last publish (recent_trades reads no further, so
+  // a trade shows there with its tx's views, not before).
+  std::unique_ptr<std::atomic<uint64_t>[]> trade_published_;
   bool history_urgent_ = false;  // a candle closed: publish the history with this batch
   std::atomic<uint64_t> exists_[4] = {};
   int64_t last_history_ns_ = 0;
