@@ -51,7 +51,7 @@ struct Config {
   std::string wait_strategy = "spin_then_park";
   std::string apply_wait_strategy;       // empty: wait_strategy
   uint32_t apply_keep_warm_rounds = 64;  // a spinning apply thread's cache warming; 0: off
-  uint32_t apply_batch_updates = 0;      // a batch ends at the first tx boundary past this; 0: none
+  uint32_t apply_batch_updates = 0;      // a batch ends at the first tx boundary past this; 0: 4096
   int sequencer_core = -1;
   int apply_core = -1;
   int sched_fifo_priority = 0;

@@ -49,7 +49,7 @@ struct PipelineConfig {
   uint32_t keep_warm_rounds = 64;
   // The apply thread publishes only between txs (a reader never sees part of one) and ends a
   // batch at the first tx boundary after this many updates, so a burst is published in steps
-  // rather than all at its end. 0: a batch is whatever the ring holds.
+  // rather than all at its end. 0: 4096 (the most one drain round takes).
   uint32_t apply_batch_updates = 0;
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
