@@ -19,10 +19,15 @@
 #include <vector>
 
 #include <immintrin.h>
+#include <sched.h>
+
+#include <atomic>
+#include <thread>
 
 #include "bench_world.hpp"
 #include "tachyon/core/clock.hpp"
 #include "tachyon/pipe/read_side.hpp"
+#include "tachyon/pipe/spsc_ring.hpp"
 
 using namespace tachyon;
 
@@ -89,15 +94,83 @@ Row replay(pipe::ReadSide& rs, const std::vector<StateUpdate>& updates,
   return row;
 }
 
+// The same replay with the updates handed over as the pipeline does: a producer thread on CPU 0
+// pushes each tx's updates into an SpscRing, one at a time, `idle_ns` apart; this thread, on CPU 1,
+// spins on the ring (keeping warm every 64 idle rounds, as the apply thread does), applies each
+// update as it arrives and publishes at each tx's result. Measures as replay() does.
+Row replay_ring(pipe::ReadSide& rs, const std::vector<StateUpdate>& updates,
+                const std::vector<size_t>& tx_end, int64_t idle_ns) {
+  pipe::SpscRing<StateUpdate> ring(1 << 16);
+  std::atomic<bool> go{false};
+  std::thread producer([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(0, &set);
+    ::sched_setaffinity(0, sizeof set, &set);
+    while (!go.load()) _mm_pause();
+    size_t u = 0;
+    for (size_t t = 0; t < tx_end.size(); ++t) {
+      if (t >= kWarmTxs) {
+        const int64_t until = realtime_ns() + idle_ns;
+        while (realtime_ns() < until) _mm_pause();
+      }
+      for (; u < tx_end[t]; ++u)
+        while (!ring.try_push(updates[u])) _mm_pause();
+    }
+  });
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(1, &set);
+  cpu_set_t saved;
+  ::sched_getaffinity(0, sizeof saved, &saved);
+  ::sched_setaffinity(0, sizeof set, &set);
+  go.store(true);
+  Row row;
+  size_t u = 0, t = 0;
+  uint32_t idle_rounds = 0;
+  while (u < updates.size()) {
+    const bool measured = t >= kWarmTxs;
+    const size_t n = ring.drain_until(
+        [&](const StateUpdate& x) {
+          const int64_t a = realtime_ns();
+          rs.apply(x);
+          const int64_t z = realtime_ns();
+          if (measured) {
+            const auto i = static_cast<size_t>(x.type) % row.ns.size();
+            row.ns[i] += static_cast<uint64_t>(z - a);
+            ++row.count[i];
+          }
+          ++u;
+          if (x.type != UpdateType::kTxResult) return true;
+          const int64_t p = realtime_ns();
+          rs.publish(p, false);
+          if (measured) {
+            row.publish_ns += static_cast<uint64_t>(realtime_ns() - p);
+            ++row.txs;
+          }
+          ++t;
+          return true;
+        },
+        4096);
+    if (n == 0 && ++idle_rounds % 64 == 0) rs.keep_warm([&] { return ring.size_approx() > 0; });
+    if (n == 0) _mm_pause();
+  }
+  producer.join();
+  ::sched_setaffinity(0, sizeof saved, &saved);
+  return row;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   size_t measured = 20000;
-  bool back_to_back_only = false;
+  bool back_to_back_only = false, via_ring = false;
   int only_row = -1;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--back-to-back") {
       back_to_back_only = true;
+    } else if (std::string(argv[i]) == "--ring") {
+      via_ring = true;
     } else if (std::string(argv[i]) == "--row" && i + 1 < argc) {
       only_row = std::atoi(argv[++i]);
     } else {
@@ -148,6 +221,24 @@ int main(int argc, char** argv) {
       "balance | tx_result | publish (per tx) | per tx | x back to back |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   double base = 0;
+  if (via_ring) {  // 200 µs apart, keeping warm: in one thread, then handed over by a ring
+    sides.push_back(std::make_unique<pipe::ReadSide>(pipe::ReadSideConfig{}));
+    sides.back()->seed(*engine, realtime_ns());
+    sides.push_back(std::make_unique<pipe::ReadSide>(pipe::ReadSideConfig{}));
+    sides.back()->seed(*engine, realtime_ns());
+    const Row rows[2] = {replay(*sides[sides.size() - 2], cap.v, tx_end, 200'000, true),
+                         replay_ring(*sides.back(), cap.v, tx_end, 200'000)};
+    for (const Row& row : rows)
+      std::printf(
+          "| 200 µs | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | - |\n",
+          &row == &rows[0] ? "yes (one thread)" : "every 64 idle rounds (via a ring from CPU 0)",
+          row.mean(UpdateType::kOrderAdded), row.mean(UpdateType::kOrderRemoved),
+          row.mean(UpdateType::kOrderReduced), row.mean(UpdateType::kTrade),
+          row.mean(UpdateType::kPosition), row.mean(UpdateType::kBalance),
+          row.mean(UpdateType::kTxResult),
+          static_cast<double>(row.publish_ns) / static_cast<double>(row.txs), row.per_tx());
+    return 0;
+  }
   for (size_t r = 0; r < kRows; ++r) {
     if (only_row >= 0 && r != static_cast<size_t>(only_row) && r != 0) continue;
     const Row row = replay(*sides[r], cap.v, tx_end, kRowSpecs[r].idle_ns, kRowSpecs[r].warm);
