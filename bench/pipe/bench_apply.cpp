@@ -234,6 +234,21 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
   return row;
 }
 
+// Summaries over the rows of one setting (--caps, --repeat).
+std::vector<double> column(const std::vector<Row>& rs, double Row::*field) {
+  std::vector<double> v;
+  for (const Row& r : rs) v.push_back(r.*field);
+  return v;
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+int rows_under_10us(const std::vector<Row>& rs) {
+  return static_cast<int>(
+      std::count_if(rs.begin(), rs.end(), [](const Row& r) { return r.p99 < 10.0; }));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -282,30 +297,17 @@ int main(int argc, char** argv) {
         "apply p50 | apply p99 | p99 min-max | rows with p99 < 10 µs | batch wall p99 | executed "
         "-> published p50 | p99 | mean |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
         std::max(repeat, 1), seconds);
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
     for (auto& [key, rs] : rows) {
-      std::vector<double> upb, p50, p99, pp50, pp99, pmean, wall99;
-      int under = 0;
-      for (const Row& r : rs) {
-        upb.push_back(r.updates_per_batch);
-        wall99.push_back(r.wall_p99);
-        p50.push_back(r.p50);
-        p99.push_back(r.p99);
-        pp50.push_back(r.published_p50);
-        pp99.push_back(r.published_p99);
-        pmean.push_back(r.published_mean);
-        under += r.p99 < 10.0;
-      }
+      const std::vector<double> p99 = column(rs, &Row::p99);
       std::printf(
           "| %.0f | %s | %.2f | %.2f | %.2f | %.2f-%.2f | %d of %zu | %.2f | %.2f | %.2f | %.2f "
           "|\n",
-          key.first, key.second == 0 ? "none" : std::to_string(key.second).c_str(), median(upb),
-          median(p50), median(p99), *std::min_element(p99.begin(), p99.end()),
-          *std::max_element(p99.begin(), p99.end()), under, rs.size(), median(wall99), median(pp50),
-          median(pp99), median(pmean));
+          key.first, key.second == 0 ? "none" : std::to_string(key.second).c_str(),
+          median(column(rs, &Row::updates_per_batch)), median(column(rs, &Row::p50)), median(p99),
+          *std::min_element(p99.begin(), p99.end()), *std::max_element(p99.begin(), p99.end()),
+          rows_under_10us(rs), rs.size(), median(column(rs, &Row::wall_p99)),
+          median(column(rs, &Row::published_p50)), median(column(rs, &Row::published_p99)),
+          median(column(rs, &Row::published_mean)));
     }
     return 0;
   }
@@ -324,26 +326,18 @@ int main(int argc, char** argv) {
         "(median) | each row's p99 |\n|---|---|---|---|---|---|---|---|---|---|\n",
         repeat, seconds);
     for (auto& [target, rs] : rows) {
-      std::vector<double> p50, p99, pub, wall99;
+      const std::vector<double> p99 = column(rs, &Row::p99);
       std::string each;
-      int under = 0;
-      for (const Row& r : rs) {
-        wall99.push_back(r.wall_p99);
-        p50.push_back(r.p50);
-        p99.push_back(r.p99);
-        pub.push_back(r.published_p50);
-        under += r.p99 < 10.0;
+      for (double v : p99) {
         char b[16];
-        std::snprintf(b, sizeof b, "%s%.2f", each.empty() ? "" : " ", r.p99);
+        std::snprintf(b, sizeof b, "%s%.2f", each.empty() ? "" : " ", v);
         each += b;
       }
-      auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-      };
       std::printf("| %.0f | %zu | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %.2f | %s |\n", target,
-                  rs.size(), median(p50), *std::min_element(p99.begin(), p99.end()), median(p99),
-                  *std::max_element(p99.begin(), p99.end()), under, median(wall99), median(pub),
+                  rs.size(), median(column(rs, &Row::p50)),
+                  *std::min_element(p99.begin(), p99.end()), median(p99),
+                  *std::max_element(p99.begin(), p99.end()), rows_under_10us(rs),
+                  median(column(rs, &Row::wall_p99)), median(column(rs, &Row::published_p50)),
                   each.c_str());
     }
     return 0;

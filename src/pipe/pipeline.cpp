@@ -311,9 +311,8 @@ void Pipeline::sequencer_loop() {
           },
           cfg_.drain_limit);
     }
-    if (work > 0) {
-      apply_bell_.ring();
-      if (track) {  // a span per drain round (per tx and the apply ring's depth with the detail)
+    if (work > 0) {  // (each tx's result woke the apply thread: RingSink)
+      if (track) {   // a span per drain round (per tx and the apply ring's depth with the detail)
         const int64_t now = realtime_ns();
         if (!detail) {
           track->span(m->ev_sequence, round_start, now, work);
@@ -444,7 +443,6 @@ void Pipeline::apply_loop() {
     size_t n = 0;
     int64_t t0 = 0, cpu0 = 0;
     int64_t drain_ns = 0;  // in the rounds that took updates (not waiting for the rest of a tx)
-    size_t pending_before = 0;
     uint64_t alloc0 = 0;
   } b;
   bool mid_tx = false;  // the last update applied was not a tx's last
@@ -464,7 +462,6 @@ void Pipeline::apply_loop() {
       b.t0 = work ? realtime_ns() : 0;
       d0 = b.t0;
       b.drain_ns = 0;
-      b.pending_before = pending_.size();
       b.alloc0 = allocated != nullptr ? *allocated : 0;
     } else if (apply_ring_->size_approx() > 0) {  // more of a tx: its drain time counts
       d0 = realtime_ns();
@@ -494,7 +491,8 @@ void Pipeline::apply_loop() {
     const int64_t now = whole || idle_publish ? realtime_ns() : 0;
     if (n > 0 && d0 != 0) b.drain_ns += (whole ? now : realtime_ns()) - d0;
     if (whole) {
-      const size_t pending_before = b.pending_before;
+      // This batch's results follow the published ones still waiting for durability.
+      const size_t pending_before = releasable_;
       const int64_t t0 = b.t0, cpu0 = b.cpu0, drain_ns = b.drain_ns;
       const uint64_t alloc0 = b.alloc0;
       n = b.n;
@@ -554,8 +552,6 @@ void Pipeline::apply_loop() {
     collect_pending_.resize(kept);
     const int64_t r0 = track != nullptr ? realtime_ns() : 0;
     const size_t routed = release_results();
-    // Released results were ahead of the open batch's own (which wait for its publish).
-    if (b.n > 0) b.pending_before -= std::min(b.pending_before, routed);
     if (routed > 0 && track != nullptr) track->span(m->ev_route, r0, realtime_ns(), routed);
     if ((whole || routed > 0) && notify_) notify_();
     if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
