@@ -66,7 +66,9 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
       engine_(std::move(engine)),
       journal_(journal),
       committer_(committer),
-      read_(sized_for(cfg.read, engine_->accounts().size())) {
+      read_(sized_for(cfg.read, engine_->accounts().size())),
+      // room for the restored books and a quarter more before a new chunk of nodes is needed
+      nodes_(std::max<size_t>(16384, engine_->orders().live_count() * 5 / 4)) {
   for (uint32_t w = 0; w < cfg.workers; ++w) {
     ingress_.push_back(std::make_unique<SpscRing<Ingress>>(cfg.ingress_capacity));
     results_.push_back(std::make_unique<SpscRing<Result>>(cfg.result_capacity));
@@ -81,7 +83,6 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     books_.push_back(std::make_unique<Published<BookSnapshot>>(cfg.max_readers));
     books_.back()->enable_recycling();
   }
-  resting_.reserve(std::max<size_t>(1 << 16, engine_->orders().live_count()));
   batch_samples_.reserve(cfg.batch_samples);
   block_ = engine_->last_block() + 1;
   // What the read side shows from the start: the engine as restored (snapshot plus replay).
@@ -112,32 +113,32 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
       read_.seed_accounts(*engine_, restored_ns, b, std::min(n_accounts, b + kChunk));
     }
   };
-  // The books' caches are built on this thread, a market at a time; their orders go into the
-  // order map (resting_) on the other, from each market's queue as soon as it is built (`built`:
-  // how many of `books` are), which halves the books' part of a start at 1M orders.
+  // The books' caches are built on this thread, a market at a time, each book's orders in
+  // consecutive nodes; they are made findable by order index (nodes_.index) on the other thread,
+  // a book as soon as it is built (`built`: how many of `books` are; `ends`: where each book's
+  // nodes end), which halves the books' part of a start at 1M orders. Every node is allocated
+  // from the chunks reserved above, so the two threads never share a write.
   std::vector<MarketId> books;
   for (int m = 0; m < kMaxMarkets; ++m)
     if (engine_->market(static_cast<MarketId>(m)) != nullptr)
       books.push_back(static_cast<MarketId>(m));
+  std::vector<uint32_t> ends(books.size(), 0);
   std::atomic<size_t> built{0};
   std::atomic<bool> abandoned{false};  // this thread left the loop below by an exception
-  auto fill_resting = [this, &books, &built, &abandoned] {
+  auto fill_resting = [this, &books, &ends, &built, &abandoned] {
+    uint32_t s = 0;
     for (size_t i = 0; i < books.size(); ++i) {
       while (built.load(std::memory_order_acquire) <= i) {
         if (abandoned.load(std::memory_order_acquire)) return;
         std::this_thread::yield();
       }
-      const MarketId m = books[i];
-      const auto& q = caches_[m].queue;
-      // Each bucket prefetched 16 orders ahead: an insert is otherwise a cache (and TLB) miss
-      // into a table of 1M orders.
-      auto ahead = q.begin();
-      for (int k = 0; k < 16 && ahead != q.end(); ++k) ++ahead;
-      for (auto it = q.begin(); it != q.end(); ++it) {
-        if (ahead != q.end()) resting_.prefetch((ahead++)->second.order_index);
-        const QueueKey& k = it->first;
-        resting_.try_emplace(it->second.order_index,
-                             Resting{m, k.is_ask != 0, k.is_ask ? k.rank : -k.rank, k.arrival});
+      // Each cell prefetched 16 orders ahead: an insert is otherwise a cache (and TLB) miss into
+      // a ring sized for every order.
+      for (uint32_t k = s; k < std::min(ends[i], s + 16); ++k)
+        nodes_.prefetch(nodes_[k].o.order_index);
+      for (; s < ends[i]; ++s) {
+        if (s + 16 < ends[i]) nodes_.prefetch(nodes_[s + 16].o.order_index);
+        nodes_.index(nodes_[s].o.order_index, s);
       }
     }
   };
@@ -160,25 +161,35 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
     caches_[m].changed = true;  // every market starts with a published (maybe empty) snapshot
     changed_.push_back(m);
     // What rest_order() does per order, built a level at a time: the engine's levels already
-    // hold their totals and counts, and bids then asks, best first, oldest first, is the queue's
-    // own key order (so every insert goes at its end).
+    // hold their totals and counts, and their orders oldest first.
     BookCache& c = caches_[m];
     for (int side = 0; side < 2; ++side) {
-      auto& levels = (side ? c.asks : c.bids).levels;
-      levels.reserve(mk->book.level_count(side));
+      Side& sd = side ? c.asks : c.bids;
+      sd.levels.reserve(mk->book.level_count(side));
+      sd.fifo.reserve(mk->book.level_count(side));
       for (size_t i = 0; i < mk->book.level_count(side); ++i) {
         const Level& l = mk->book.level(side, i);
-        levels.push_back(PriceLevel{l.price, l.total, l.count});
+        sd.levels.push_back(PriceLevel{l.price, l.total, l.count});
         c.touched.emplace_back(static_cast<uint8_t>(side), l.price);
+        Fifo f;
         for (uint32_t s = l.head; s != kNoSlot; s = engine_->orders()[s].next) {
           const Order& o = engine_->orders()[s];
-          c.queue.emplace_hint(
-              c.queue.end(), QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, ++arrival_},
-              Queued{o.order_index, o.account, o.remaining, o.initial, o.expiry_ms});
+          const uint32_t n = nodes_.allocate(o.order_index);
+          nodes_[n] = OrderNodes::Node{
+              BookOrder{o.order_index, o.account, o.price, o.remaining, o.initial, o.expiry_ms},
+              f.tail, OrderNodes::kNone, m, o.is_ask};
+          if (f.tail != OrderNodes::kNone) nodes_[f.tail].next = n;
+          if (f.head == OrderNodes::kNone) f.head = n;
+          f.tail = n;
+          last_rested_ = std::max(last_rested_, o.order_index);
         }
+        sd.fifo.push_back(f);
       }
-      std::reverse(levels.begin(), levels.end());  // kept worst first (level_pos)
+      // kept worst first (level_pos)
+      std::reverse(sd.levels.begin(), sd.levels.end());
+      std::reverse(sd.fifo.begin(), sd.fifo.end());
     }
+    ends[built.load(std::memory_order_relaxed)] = static_cast<uint32_t>(nodes_.size());
     built.fetch_add(1, std::memory_order_release);
   }
   publish_changed();
@@ -386,21 +397,26 @@ void Pipeline::keep_warm() {
     BookCache& c = caches_[m];
     warm_lines(c.bids.levels.data(), c.bids.levels.size() * sizeof(PriceLevel));
     warm_lines(c.asks.levels.data(), c.asks.levels.size() * sizeof(PriceLevel));
-    // Each side's top kWarmQueueDepth orders, a slice per call (most orders rest and most cancels
-    // and fills happen near the touch): the queue nodes an insert or removal there walks.
-    for (uint8_t side = 0; side < 2; ++side) {
+    // Each side's top kWarmQueueDepth orders, a slice of whole levels per call (most orders rest
+    // and most cancels and fills happen near the touch): the nodes an insert or removal there
+    // links, and their cells of the order index.
+    for (int side = 0; side < 2; ++side) {
       if (work_waiting()) return;
-      const QueueKey top{side, INT64_MIN, 0};
-      if (c.warm_depth[side] >= kWarmQueueDepth) c.warm_depth[side] = 0;
-      auto it = c.queue.lower_bound(c.warm_depth[side] == 0 ? top : c.warm_at[side]);
+      const Side& sd = side ? c.asks : c.bids;
+      warm_lines(sd.fifo.data(), sd.fifo.size() * sizeof(Fifo));
+      if (c.warm_depth[side] >= kWarmQueueDepth || c.warm_level[side] >= sd.levels.size())
+        c.warm_depth[side] = c.warm_level[side] = 0;
       uint32_t k = 0;
-      for (; k < kWarmQueueSlice && it != c.queue.end() && it->first.is_ask == side; ++k, ++it) {
-        x += it->second.remaining;
-        resting_.prefetch(it->second.order_index);  // where a fill or cancel of it looks first
-      }
-      const bool more = it != c.queue.end() && it->first.is_ask == side;
+      size_t lv = c.warm_level[side];
+      for (; k < kWarmQueueSlice && lv < sd.levels.size(); ++lv)
+        for (uint32_t s = sd.fifo[sd.levels.size() - 1 - lv].head; s != OrderNodes::kNone;
+             s = nodes_[s].next, ++k) {
+          x += static_cast<uint64_t>(nodes_[s].o.remaining);
+          nodes_.prefetch(nodes_[s].o.order_index);  // where a fill or cancel of it looks first
+        }
+      const bool more = lv < sd.levels.size();
       c.warm_depth[side] = more ? c.warm_depth[side] + k : 0;
-      if (more) c.warm_at[side] = it->first;
+      c.warm_level[side] = more ? static_cast<uint32_t>(lv) : 0;
     }
     books_[m]->keep_warm();
     if (const BookSnapshot* s = books_[m]->peek_spare()) {  // the levels near the touch, which
@@ -411,7 +427,7 @@ void Pipeline::keep_warm() {
       }
     }
   }
-  for (OrderIndex i = last_rested_ + 1; i <= last_rested_ + 4; ++i) resting_.prefetch(i);
+  for (OrderIndex i = last_rested_ + 1; i <= last_rested_ + 4; ++i) nodes_.prefetch(i);
   keep_value(x);
   read_.keep_warm(work_waiting);
 }

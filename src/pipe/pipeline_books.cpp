@@ -1,4 +1,4 @@
-// The apply thread's book caches (levels worst first, every resting order in its queue) and
+// The apply thread's book caches (levels worst first, every resting order in its level's FIFO) and
 // their publication: one immutable BookSnapshot per changed market per batch, built from what
 // changed since the recycled snapshot was published, and the delta history for gap repair.
 #include <algorithm>
@@ -22,33 +22,80 @@ size_t level_pos(const std::vector<PriceLevel>& v, bool is_ask, Ticks price) {
 }
 }  // namespace
 
-void Pipeline::level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders) {
-  BookCache& c = caches_[m];
-  Side& sd = is_ask ? c.asks : c.bids;
-  auto& v = sd.levels;
-  const size_t i = level_pos(v, is_ask, price);
+void Pipeline::level_changed(MarketId m, Side& sd, size_t i, bool is_ask, Ticks price) {
   sd.changed_from = std::min(sd.changed_from, static_cast<uint32_t>(i));  // and all after it
-  if (i == v.size() || v[i].price != price)
-    v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), PriceLevel{price, 0, 0});
-  v[i].size += size;
-  v[i].orders = static_cast<uint32_t>(static_cast<int>(v[i].orders) + orders);
+  BookCache& c = caches_[m];
   c.touched.emplace_back(static_cast<uint8_t>(is_ask), price);
-  if (v[i].orders == 0) v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
   if (!c.changed) {
     c.changed = true;
     changed_.push_back(m);
   }
 }
 
-// A new resting order (or one re-placed by a modify): it joins the back of its price.
+// A new resting order (or one re-placed by a modify, removed first): it joins the back of its
+// price.
 void Pipeline::rest_order(const OrderUpdate& o) {
-  const Resting r{o.market, o.is_ask != 0, o.price, ++arrival_};
-  resting_[o.order_index] = r;
+  // The engine removes an order before it rests again; were one still here, it would be counted
+  // twice.
+  if (const uint32_t old = nodes_.find(o.order_index); old != OrderNodes::kNone)
+    unrest(old, 0, true);
+  Side& sd = o.is_ask ? caches_[o.market].asks : caches_[o.market].bids;
+  const size_t i = level_pos(sd.levels, o.is_ask, o.price);
+  if (i == sd.levels.size() || sd.levels[i].price != o.price) {
+    sd.levels.insert(sd.levels.begin() + static_cast<std::ptrdiff_t>(i), PriceLevel{o.price, 0, 0});
+    sd.fifo.insert(sd.fifo.begin() + static_cast<std::ptrdiff_t>(i), Fifo{});
+  }
+  Fifo& f = sd.fifo[i];
+  const uint32_t s = nodes_.add(o.order_index);
+  nodes_[s] = OrderNodes::Node{
+      BookOrder{o.order_index, o.account, o.price, o.remaining, o.initial, o.expiry_ms}, f.tail,
+      OrderNodes::kNone, o.market, o.is_ask};
+  if (f.tail != OrderNodes::kNone) {
+    nodes_[f.tail].next = s;
+  } else {
+    f.head = s;
+  }
+  f.tail = s;
+  sd.levels[i].size += o.remaining;
+  ++sd.levels[i].orders;
   last_rested_ = std::max(last_rested_, o.order_index);
-  caches_[o.market].queue.emplace(
-      QueueKey{o.is_ask, o.is_ask ? o.price : -o.price, r.arrival},
-      Queued{o.order_index, o.account, o.remaining, o.initial, o.expiry_ms});
-  level_add(o.market, o.is_ask, o.price, o.remaining, 1);
+  level_changed(o.market, sd, i, o.is_ask, o.price);
+}
+
+void Pipeline::unrest(uint32_t s, Lots remaining, bool removed) {
+  OrderNodes::Node& n = nodes_[s];
+  const bool is_ask = n.is_ask != 0;
+  Side& sd = is_ask ? caches_[n.market].asks : caches_[n.market].bids;
+  const size_t i = level_pos(sd.levels, is_ask, n.o.price);
+  TACHYON_ASSERT(i < sd.levels.size() && sd.levels[i].price == n.o.price,
+                 "a resting order's level is in its book");
+  PriceLevel& l = sd.levels[i];
+  const MarketId m = n.market;
+  const Ticks price = n.o.price;
+  if (!removed) {
+    l.size -= n.o.remaining - remaining;
+    n.o.remaining = remaining;
+  } else {
+    l.size -= n.o.remaining;
+    --l.orders;
+    Fifo& f = sd.fifo[i];
+    if (n.prev != OrderNodes::kNone) {
+      nodes_[n.prev].next = n.next;
+    } else {
+      f.head = n.next;
+    }
+    if (n.next != OrderNodes::kNone) {
+      nodes_[n.next].prev = n.prev;
+    } else {
+      f.tail = n.prev;
+    }
+    nodes_.remove(s);
+    if (l.orders == 0) {
+      sd.levels.erase(sd.levels.begin() + static_cast<std::ptrdiff_t>(i));
+      sd.fifo.erase(sd.fifo.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  level_changed(m, sd, i, is_ask, price);
 }
 
 void Pipeline::apply(const ApplyItem& it) {
@@ -63,22 +110,10 @@ void Pipeline::apply(const ApplyItem& it) {
     }
     case UpdateType::kOrderReduced:
     case UpdateType::kOrderRemoved: {
-      auto r = resting_.find(u.order.order_index);
-      if (r == resting_.end()) break;  // a taker that never rested
-      const Resting x = r->second;
-      BookCache& c = caches_[x.market];
-      auto q = c.queue.find(QueueKey{x.is_ask, x.is_ask ? x.price : -x.price, x.arrival});
-      TACHYON_ASSERT(q != c.queue.end(), "a resting order is in its book's queue");
-      const bool removed = u.type == UpdateType::kOrderRemoved;
-      const Lots gone = q->second.remaining - (removed ? 0 : u.order.remaining);
-      if (removed) {
-        c.queue.erase(q);
-        resting_.erase(r);
-      } else {
-        q->second.remaining = u.order.remaining;
-      }
-      level_add(x.market, x.is_ask, x.price, -gone, removed ? -1 : 0);
-      c.engine_ts_ns = u.time_ns;
+      const uint32_t s = nodes_.find(u.order.order_index);
+      if (s == OrderNodes::kNone) break;  // a taker that never rested, or a waiting order
+      caches_[nodes_[s].market].engine_ts_ns = u.time_ns;
+      unrest(s, u.order.remaining, u.type == UpdateType::kOrderRemoved);
       break;
     }
     case UpdateType::kTxResult: {
@@ -117,28 +152,27 @@ void Pipeline::publish_changed() {
     s->seq = last_result_seq_;
     copy_levels(c.bids, s->nonce, had, s->bids);
     copy_levels(c.asks, s->nonce, had, s->asks);
-    // A side's top orders are a walk of the queue (~30 btree nodes for 100 orders, most of the
-    // publish's time when cold), unless the batch touched no level at or better than the last
+    // A side's top orders are a walk of its best levels' lists (a cache line per order, most of
+    // the publish's time when cold), unless the batch touched no level at or better than the last
     // order the previous snapshot shows: they are then that snapshot's, copied.
     const BookSnapshot* prev = books_[m]->current_for_writer();
     const std::array<bool, 2> walk = top_orders_changed(c, prev);
-    auto take = [&](auto it, bool is_ask, std::vector<BookOrder>& out) {
+    auto take = [&](const Side& sd, std::vector<BookOrder>& out) {
       out.clear();
-      for (; it != c.queue.end() && (it->first.is_ask != 0) == is_ask &&
-             out.size() < BookSnapshot::kTopOrders;
-           ++it) {
-        const Queued& q = it->second;
-        out.push_back(BookOrder{q.order_index, q.owner, is_ask ? it->first.rank : -it->first.rank,
-                                q.remaining, q.initial, q.expiry_ms});
-      }
+      for (size_t i = sd.levels.size(); i-- > 0 && out.size() < BookSnapshot::kTopOrders;)
+        for (uint32_t k = sd.fifo[i].head;
+             k != OrderNodes::kNone && out.size() < BookSnapshot::kTopOrders; k = nodes_[k].next) {
+          const OrderNodes::Node& n = nodes_[k];
+          out.push_back(n.o);
+        }
     };
     if (walk[0]) {
-      take(c.queue.begin(), false, s->bid_orders);  // bids sort first, then asks
+      take(c.bids, s->bid_orders);
     } else {
       s->bid_orders.assign(prev->bid_orders.begin(), prev->bid_orders.end());
     }
     if (walk[1]) {
-      take(c.queue.lower_bound(QueueKey{1, INT64_MIN, 0}), true, s->ask_orders);
+      take(c.asks, s->ask_orders);
     } else {
       s->ask_orders.assign(prev->ask_orders.begin(), prev->ask_orders.end());
     }

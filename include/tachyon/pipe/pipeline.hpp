@@ -23,6 +23,7 @@
 #include "tachyon/engine/engine.hpp"
 #include "tachyon/pipe/book_snapshot.hpp"
 #include "tachyon/pipe/front.hpp"
+#include "tachyon/pipe/order_nodes.hpp"
 #include "tachyon/pipe/pipe_metrics.hpp"
 #include "tachyon/pipe/published.hpp"
 #include "tachyon/pipe/read_side.hpp"
@@ -146,54 +147,33 @@ class Pipeline final : public Front {
   // The lowest level index each of the last kSideHistory publishes changed, by nonce: a recycled
   // snapshot published at nonce K then needs only the levels from the lowest of (K, now] copied.
   static constexpr uint64_t kSideHistory = 16;
+  // A level's resting orders, oldest first (nodes_, linked through prev / next).
+  struct Fifo {
+    uint32_t head = OrderNodes::kNone, tail = OrderNodes::kNone;
+  };
   struct Side {
     std::vector<PriceLevel> levels;  // worst first: the touch is at the back
+    std::vector<Fifo> fifo;          // each level's orders, at the same index as the level
     uint32_t changed_from = 0;       // the lowest index changed since the last publish
     std::array<uint32_t, kSideHistory> changed_at{};
   };
-  // A resting order's place in its book: side, price (best first), then arrival.
-  struct QueueKey {
-    uint8_t is_ask;
-    Ticks rank;  // asks: price; bids: -price
-    uint64_t arrival;
-    bool operator<(const QueueKey& o) const {
-      if (is_ask != o.is_ask) return is_ask < o.is_ask;
-      if (rank != o.rank) return rank < o.rank;
-      return arrival < o.arrival;
-    }
-  };
-  // What a book snapshot shows of a resting order besides its price (the key's rank), kept in
-  // the queue itself: the top orders are then a walk of it, with no lookup per order.
-  struct Queued {
-    OrderIndex order_index;
-    AccountIndex owner;
-    Lots remaining;
-    Lots initial;
-    int64_t expiry_ms;
-  };
   struct BookCache {
     Side bids, asks;
-    absl::btree_map<QueueKey, Queued, std::less<QueueKey>,
-                    CachedAllocator<std::pair<const QueueKey, Queued>>>
-        queue;                                       // every resting order, in priority order
     std::vector<std::pair<uint8_t, Ticks>> touched;  // levels changed since the last publish
     uint64_t nonce = 0;
     int64_t engine_ts_ns = 0;
     bool changed = false;
-    // keep_warm's walk of each side's top kWarmQueueDepth orders, kWarmQueueSlice per call: the
-    // key it stopped at and how deep it is.
-    std::array<QueueKey, 2> warm_at{};
+    // keep_warm's walk of each side's top kWarmQueueDepth orders, at least kWarmQueueSlice per
+    // call (whole levels): the level it goes on from (counted from the touch) and how deep it is.
+    std::array<uint32_t, 2> warm_level{};
     std::array<uint32_t, 2> warm_depth{};
   };
   static constexpr uint32_t kWarmQueueDepth = 1024, kWarmQueueSlice = 64;
-  // Where a resting order is in its book's queue (the rest is in the queue).
-  struct Resting {
-    MarketId market;
-    bool is_ask;
-    Ticks price;
-    uint64_t arrival;
-  };
   void rest_order(const OrderUpdate& o);
+  // Resting order `s` now has `remaining` left, or (`removed`) leaves its book.
+  void unrest(uint32_t s, Lots remaining, bool removed);
+  // The level that `price` was just changed at (index `i` of its side): noted for the publish.
+  void level_changed(MarketId m, Side& sd, size_t i, bool is_ask, Ticks price);
   struct Pending {
     uint32_t worker;
     Result r;
@@ -204,7 +184,6 @@ class Pipeline final : public Front {
   void apply_loop();
   void apply(const ApplyItem& it);
   void keep_warm();
-  void level_add(MarketId m, bool is_ask, Ticks price, Lots size, int orders);
   void publish_changed();
   static std::array<bool, 2> top_orders_changed(const BookCache& c, const BookSnapshot* prev);
   static void copy_levels(Side& sd, uint64_t nonce, uint64_t had, LevelArray& out);
@@ -235,11 +214,10 @@ class Pipeline final : public Front {
   ReadSide read_;
   std::function<void()> notify_;
   std::vector<BatchSample> batch_samples_;  // apply thread; reserved up front
-  absl::flat_hash_map<OrderIndex, Resting> resting_;
-  OrderIndex last_rested_ = 0;    // order indices grow: the next ones to rest follow it
+  OrderNodes nodes_;                        // every resting order of every book
+  OrderIndex last_rested_ = 0;              // order indices grow: the next ones to rest follow it
   uint64_t last_result_seq_ = 0;  // the last tx whose result was applied (maybe not yet published)
   size_t releasable_ = 0;         // results at the front of pending_ whose tx is published
-  uint64_t arrival_ = 0;
   // Results waiting for durability, oldest first: a ring that grows only when more txs than ever
   // before wait on the journal at once (a deque would allocate and free blocks continuously).
   class PendingQueue {
