@@ -44,7 +44,10 @@ void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
     }
     if (const TradeChunk* c = s->trade_chunks.back().get()) {  // where the next trade goes
       warm_lines(c->data() + c->size(), sizeof(TradeRecord));
-      if (c->size() + 2 >= c->capacity()) {
+      // While the log grows, at once; a full-size chunk's successor once it is half full. (Made
+      // two trades before the end, it often came too late: a market order appends a trade per
+      // fill to its taker's log in one batch.)
+      if (c->capacity() < kTradeChunkMax || 2 * c->size() >= c->capacity()) {
         // The next chunk, made now if none is ready (while the log grows: 8, 16, 32, 64): a
         // chunk made on the hot path was 10+ µs (allocation and first touch of its memory).
         const size_t cap = next_chunk_capacity(c);
