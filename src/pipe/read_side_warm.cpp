@@ -79,9 +79,9 @@ void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
     const auto& hours = ms.candles[4];  // refresh_daily reads the last 25
     const size_t h = std::min<size_t>(hours.size(), 25);
     warm_lines(hours.data() + hours.size() - h, h * sizeof(Candle));
-    trade_logs_[m]->prefetch_next(2);
+    trade_logs_[m]->prefetch_next(8);
   }
-  log_.prefetch_next(8);
+  log_.prefetch_next(32);
   accounts_.keep_warm();
   keep_value(x);
 }
