@@ -114,7 +114,7 @@ class OrderNodes {
   // One chunk more (and room to free all of them without an allocation).
   void grow() {
     TACHYON_ASSERT(capacity() + kChunk <= kNone, "order nodes fit 32-bit slots");
-    chunks_.push_back(std::make_unique<Node[]>(kChunk));
+    chunks_.push_back(std::make_unique_for_overwrite<Node[]>(kChunk));  // touched when used
     free_.reserve(capacity());
   }
   std::vector<std::unique_ptr<Node[]>> chunks_;
