@@ -152,27 +152,20 @@ void Pipeline::publish_changed() {
     s->seq = last_result_seq_;
     copy_levels(c.bids, s->nonce, had, s->bids);
     copy_levels(c.asks, s->nonce, had, s->asks);
-    // A side's top orders are a walk of its best levels' lists (a cache line per order, most of
-    // the publish's time when cold), unless the batch touched no level at or better than the last
-    // order the previous snapshot shows: they are then that snapshot's, copied.
+    // The levels changed since the previous snapshot, sorted (bids, then asks; by price).
+    std::sort(c.touched.begin(), c.touched.end());
+    c.touched.erase(std::unique(c.touched.begin(), c.touched.end()), c.touched.end());
+    // A side's top orders are the previous snapshot's, copied, when the batch touched no level at
+    // or better than the last order it shows; else merged from it (top_orders).
     const BookSnapshot* prev = books_[m]->current_for_writer();
-    const std::array<bool, 2> walk = top_orders_changed(c, prev);
-    auto take = [&](const Side& sd, std::vector<BookOrder>& out) {
-      out.clear();
-      for (size_t i = sd.levels.size(); i-- > 0 && out.size() < BookSnapshot::kTopOrders;)
-        for (uint32_t k = sd.fifo[i].head;
-             k != OrderNodes::kNone && out.size() < BookSnapshot::kTopOrders; k = nodes_[k].next) {
-          const OrderNodes::Node& n = nodes_[k];
-          out.push_back(n.o);
-        }
-    };
-    if (walk[0]) {
-      take(c.bids, s->bid_orders);
+    const std::array<bool, 2> changed = top_orders_changed(c, prev);
+    if (changed[0]) {
+      top_orders(c, false, prev ? &prev->bid_orders : nullptr, s->bid_orders);
     } else {
       s->bid_orders.assign(prev->bid_orders.begin(), prev->bid_orders.end());
     }
-    if (walk[1]) {
-      take(c.asks, s->ask_orders);
+    if (changed[1]) {
+      top_orders(c, true, prev ? &prev->ask_orders : nullptr, s->ask_orders);
     } else {
       s->ask_orders.assign(prev->ask_orders.begin(), prev->ask_orders.end());
     }
@@ -220,7 +213,41 @@ std::array<bool, 2> Pipeline::top_orders_changed(const BookCache& c, const BookS
   return changed;
 }
 
-// The levels this publish changed, with their final sizes, into the market's delta history.
+// A side's first kTopOrders orders in priority into `out`, from the best level down: a level the
+// batch did not touch (c.touched, sorted) shows the orders it showed in `prev` (the snapshot
+// published last, the same orders in the same order), copied from there; a touched level, one
+// `prev` did not show, and the last level `prev` showed when it was full (maybe only in part)
+// are walks of the level's list. A market order that swept the touch walks only the level it
+// stopped in, not the ~100 nodes below it, each a dependent load.
+void Pipeline::top_orders(const BookCache& c, bool is_ask, const std::vector<BookOrder>* prev,
+                          std::vector<BookOrder>& out) {
+  constexpr size_t K = BookSnapshot::kTopOrders;
+  const Side& sd = is_ask ? c.asks : c.bids;
+  const size_t pn = prev != nullptr ? prev->size() : 0;
+  auto better = [is_ask](Ticks a, Ticks b) { return is_ask ? a < b : a > b; };
+  out.clear();
+  size_t j = 0;  // prev's first order not yet passed
+  for (size_t i = sd.levels.size(); i-- > 0 && out.size() < K;) {
+    const Ticks p = sd.levels[i].price;
+    while (j < pn && better((*prev)[j].price, p)) ++j;  // levels gone since
+    size_t g = j;                                       // prev shows this level as [j, g)
+    while (g < pn && (*prev)[g].price == p) ++g;
+    const bool whole = g > j && !(pn == K && g == pn);
+    if (whole && !std::binary_search(c.touched.begin(), c.touched.end(),
+                                     std::pair<uint8_t, Ticks>(is_ask ? 1 : 0, p))) {
+      out.insert(out.end(), prev->begin() + static_cast<std::ptrdiff_t>(j),
+                 prev->begin() + static_cast<std::ptrdiff_t>(std::min(g, j + K - out.size())));
+    } else {
+      for (uint32_t k = sd.fifo[i].head; k != OrderNodes::kNone && out.size() < K;
+           k = nodes_[k].next)
+        out.push_back(nodes_[k].o);
+    }
+    j = g;
+  }
+}
+
+// The levels this publish changed (sorted, no repeats), with their final sizes, into the
+// market's delta history.
 void Pipeline::record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce) {
   BookCache& c = caches_[m];
   BroadcastLog<BookDeltaRecord>* log = deltas_[m].load(std::memory_order_relaxed);
@@ -230,8 +257,6 @@ void Pipeline::record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce) {
     log = new BroadcastLog<BookDeltaRecord>(cap);
     deltas_[m].store(log, std::memory_order_release);
   }
-  std::sort(c.touched.begin(), c.touched.end());
-  c.touched.erase(std::unique(c.touched.begin(), c.touched.end()), c.touched.end());
   BookDeltaRecord r;
   r.nonce = nonce;
   r.begin_nonce = begin_nonce;

@@ -186,6 +186,8 @@ class Pipeline final : public Front {
   void keep_warm();
   void publish_changed();
   static std::array<bool, 2> top_orders_changed(const BookCache& c, const BookSnapshot* prev);
+  void top_orders(const BookCache& c, bool is_ask, const std::vector<BookOrder>* prev,
+                  std::vector<BookOrder>& out);
   static void copy_levels(Side& sd, uint64_t nonce, uint64_t had, LevelArray& out);
   void record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce);
   size_t release_results();
