@@ -27,7 +27,7 @@ void AccountTable::keep_warm(AccountIndex a) const {
 void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
   uint64_t x = 0;
   for (size_t k = 0; k < kWarmSlice; ++k) {
-    if (k % 4 == 3 && work_waiting()) return;  // the next batch goes first
+    if (k > 0 && work_waiting()) return;  // the next batch goes first
     AccountState* s = recent_accounts_[warm_cursor_++ % kWarmAccounts];
     if (s == nullptr) continue;
     x += astate_.find(s->view.index) != astate_.end();
