@@ -371,8 +371,7 @@ void ReadSide::on_trade(const StateUpdate& u) {
   for (int r = 0; r < kResolutions && book_trade; ++r) {
     auto& cs = m.candles[r];
     const int64_t len = kResolutionSeconds[r] * 1000;
-    // A trade in the open candle (most of them) needs no division to know it.
-    if (cs.empty() || t_ms >= cs.back().start_ms + len) {
+    if (cs.empty() || t_ms >= cs.back().start_ms + len) {  // no division in the open candle
       const int64_t start = t_ms - t_ms % len;
       if (!cs.empty()) history_urgent_ = true;  // the previous candle closed
       if (cs.size() == kHistoryCandles) cs.erase(cs.begin());
@@ -638,8 +637,7 @@ void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
     m.changed = false;
     remember_recent(recent_markets_, recent_market_pos_, static_cast<int16_t>(id));
     refresh_daily(m);
-    // The open candles as the batch left them (copied here once, not at each trade).
-    for (int r = 0; r < kResolutions; ++r)
+    for (int r = 0; r < kResolutions; ++r)  // the open candles, once per publish
       if (!m.candles[r].empty()) m.view.current[r] = m.candles[r].back();
     ++m.view.version;
     std::unique_ptr<MarketView> v = markets_[id]->take_spare();
