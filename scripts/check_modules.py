@@ -23,7 +23,8 @@ ALLOWED = {
 }
 LIMITED = {
     "api": {
-        "pipe": {"front.hpp", "read_side.hpp", "order_list.hpp", "book_snapshot.hpp",
+        "pipe": {"front.hpp", "read_side.hpp", "order_list.hpp", "small_orders.hpp",
+                 "book_snapshot.hpp",
                  "published.hpp", "wait.hpp",
                  "epoch.hpp", "spsc_ring.hpp"},
         "engine": {"tx.hpp", "update.hpp", "margin.hpp", "order_checks.hpp", "order.hpp"},

@@ -1,6 +1,5 @@
 #include "tachyon/pipe/read_side.hpp"
 
-#include "tachyon/core/alloc.hpp"
 #include "tachyon/core/cache_warm.hpp"
 #include "tachyon/engine/engine.hpp"
 
@@ -14,167 +13,6 @@ int resolution_index(std::string_view name) {
   for (int i = 0; i < kResolutions; ++i)
     if (name == kResolutionNames[i]) return i;
   return -1;
-}
-
-// ---- AccountTable ----
-
-AccountTable::AccountTable(size_t capacity_pow2, size_t max_readers)
-    : entries_(capacity_pow2), mask_(capacity_pow2 - 1), domain_(max_readers) {
-  TACHYON_ASSERT((capacity_pow2 & mask_) == 0, "AccountTable capacity must be a power of 2");
-  retired_.reserve(1024);
-  spare_.reserve(1024);
-}
-
-AccountTable::~AccountTable() {
-  for (auto& e : entries_) delete e.view.load();
-  for (auto& r : retired_) delete r.v;
-  for (AccountView* v : spare_) delete v;
-}
-
-size_t AccountTable::slot_of(AccountIndex a) const {
-  return static_cast<size_t>((a * 0x9E3779B97F4A7C15ull) >> 20) & mask_;
-}
-
-const AccountView* AccountTable::find(AccountIndex a) const {
-  for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
-    const uint64_t k = entries_[i].key.load(std::memory_order_acquire);
-    if (k == 0) break;
-    if (k == a + 1) {
-      if (const AccountView* v = entries_[i].view.load(std::memory_order_acquire)) return v;
-      break;  // claimed, its view not stored yet
-    }
-  }
-  return base_ != nullptr ? from_base(a) : nullptr;
-}
-
-void AccountTable::set_base(std::shared_ptr<const SavedAccounts> base, int64_t now_ns,
-                            size_t orders_in_view, unsigned arena) {
-  base_ = std::move(base);
-  base_ns_ = now_ns;
-  base_orders_in_view_ = orders_in_view;
-  base_arena_ = arena;
-}
-
-// The account's view made from the base and inserted, or the one another thread inserted first;
-// nullptr when the base does not have the account (or the table is full).
-const AccountView* AccountTable::from_base(AccountIndex a) const {
-  const size_t pos = base_->position(a);
-  if (pos == SIZE_MAX) return nullptr;
-  Account acct;
-  std::vector<Order> orders;
-  base_->decode(pos, acct, orders);
-  std::unique_ptr<AccountView> v;
-  {
-    const tachyon::ArenaScope arena(base_arena_);
-    std::vector<OrderView> views;
-    views.reserve(orders.size());
-    for (const Order& o : orders) views.push_back(order_view(o, base_ns_));
-    v = first_view(acct, views, base_ns_, base_orders_in_view_);
-  }
-  // Inserting changes no account's view (this is its view), only what the table holds.
-  auto* self = const_cast<AccountTable*>(this);
-  bool fresh = false;
-  Entry* e = self->claim(a, fresh);
-  if (e == nullptr) return nullptr;
-  AccountView* expected = nullptr;
-  if (e->view.compare_exchange_strong(expected, v.get(), std::memory_order_acq_rel)) {
-    made_.fetch_add(1, std::memory_order_relaxed);
-    return v.release();
-  }
-  dropped_.fetch_add(1, std::memory_order_relaxed);
-  return expected;
-}
-
-void AccountTable::for_each_with_l1(const std::array<uint8_t, 20>& l1,
-                                    absl::FunctionRef<void(const AccountView&)> f) const {
-  if (base_ != nullptr) {
-    for (size_t pos = 0; pos < base_->size(); ++pos)
-      if (base_->l1_address(pos) == l1) (void)find(base_->index_at(pos));
-  }
-  for_each([&](const AccountView& v) {
-    if (v.l1_address == l1) f(v);
-  });
-}
-
-// The entry of account `a`, claimed for it (`fresh`) if it has none; nullptr when the table is
-// full. The key is claimed with a CAS, so seeding threads may claim at once; a reader that finds
-// the key before its view is stored sees no view yet, as it would a moment earlier.
-AccountTable::Entry* AccountTable::claim(AccountIndex a, bool& fresh, bool reserved) {
-  fresh = false;
-  for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
-    Entry& e = entries_[i];
-    uint64_t k = e.key.load(std::memory_order_acquire);
-    if (k == 0) {
-      if (!reserved && (size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7)
-        break;
-      if (!e.key.compare_exchange_strong(k, a + 1, std::memory_order_acq_rel)) {
-        if (k == a + 1) return &e;  // another thread claimed it for the same account
-        continue;                   // another account took the slot: probe on
-      }
-      if (!reserved) size_.fetch_add(1, std::memory_order_relaxed);
-      fresh = true;
-      return &e;
-    }
-    if (k == a + 1) return &e;
-  }
-  refused_.fetch_add(1, std::memory_order_relaxed);
-  return nullptr;
-}
-
-bool AccountTable::publish(std::unique_ptr<AccountView> v) {
-  bool fresh = false;
-  Entry* e = claim(v->index, fresh);
-  if (e == nullptr) return false;
-  AccountView* old = e->view.exchange(v.release(), std::memory_order_seq_cst);
-  if (old != nullptr) retired_.push_back({old, domain_.retire_tag()});
-  return true;
-}
-
-size_t AccountTable::insert_concurrent(std::vector<std::unique_ptr<AccountView>>& views) {
-  const size_t n = views.size();
-  // The shared count once per batch, not once per view (its line bounces between the threads).
-  const size_t before = size_.fetch_add(n, std::memory_order_relaxed);
-  const bool reserved = (before + n) * 10 <= entries_.size() * 7;
-  if (!reserved) size_.fetch_sub(n, std::memory_order_relaxed);  // one at a time, then
-  size_t in = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (i + 8 < n) __builtin_prefetch(&entries_[slot_of(views[i + 8]->index)], 1);
-    bool fresh = false;
-    Entry* e = claim(views[i]->index, fresh, reserved);
-    if (e == nullptr || !fresh) {  // full, or a second view of one account
-      if (reserved) size_.fetch_sub(1, std::memory_order_relaxed);
-      continue;
-    }
-    e->view.store(views[i].release(), std::memory_order_release);
-    ++in;
-  }
-  views.clear();
-  return in;
-}
-
-std::unique_ptr<AccountView> AccountTable::take_spare() {
-  if (spare_.empty()) return nullptr;
-  AccountView* v = spare_.back();
-  spare_.pop_back();
-  return std::unique_ptr<AccountView>(v);
-}
-
-void AccountTable::collect() {
-  if (retired_.empty()) return;
-  const uint64_t safe = domain_.safe_below();
-  size_t kept = 0;
-  for (auto& r : retired_) {
-    if (r.tag < safe) {
-      // What the view shares with others is let go now: a buffer no view holds is reusable.
-      for (auto& c : r.v->trade_chunks) c.reset();
-      r.v->orders.reset();
-      r.v->small_list.reset();
-      spare_.push_back(r.v);
-    } else {
-      retired_[kept++] = r;
-    }
-  }
-  retired_.resize(kept);
 }
 
 // ---- ReadSide ----
@@ -216,9 +54,16 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
       s.view.trade_count = v->trade_count;
       s.view.engine_ts_ns = v->engine_ts_ns;
       s.view.version = v->version;
-      for (const OrderView& o : v->order_list()) s.orders.emplace(o.o.order_index, o);
-      s.orders_list = v->orders;  // the next rebuild shares its chunks
-      s.small_published = v->small_list;
+      if (v->orders) {
+        s.big = true;
+        for (const OrderView& o : v->order_list()) s.orders.emplace(o.o.order_index, o);
+        s.orders_list = v->orders;  // the next rebuild shares its chunks
+      } else if (!v->small_chunks.empty()) {
+        s.small.adopt(v->small_chunks, v->open_order_count, small_gen_++);  // shared with it
+      } else {
+        const OrderRange own = v->order_list();
+        s.small.assign_sorted(own.begin(), own.end(), small_ctx());
+      }
       for (const TradeRecord& t : v->trades()) append_trade(s, t);  // chunks of its own
     }
   }
@@ -415,25 +260,41 @@ void ReadSide::on_order(const StateUpdate& u) {
     it->open_orders = static_cast<uint32_t>(static_cast<int>(it->open_orders) + orders);
   };
   if (u.type == UpdateType::kOrderAdded) {
-    s.orders[o.order_index] = OrderView{o, u.time_ns, u.time_ns};
+    const OrderView added{o, u.time_ns, u.time_ns};
+    if (s.big) {
+      s.orders[o.order_index] = added;
+    } else if (OrderView* had = s.small.writable(o.order_index, small_ctx())) {
+      *had = added;
+    } else {
+      s.small.insert(added, small_ctx());
+    }
     // a waiting trigger order counts as an order but carries no open size (no margin)
     open_side(o.market, o.is_ask, o.pending ? 0 : o.remaining, 1);
   } else {
-    auto it = s.orders.find(o.order_index);
-    if (it == s.orders.end()) return;  // a taker that never rested
+    auto it = s.big ? s.orders.find(o.order_index) : s.orders.end();
+    const OrderView* had =
+        s.big ? (it == s.orders.end() ? nullptr : &it->second) : s.small.find(o.order_index);
+    if (had == nullptr) return;  // a taker that never rested
     // a waiting order (trigger, grouped child, TWAP between slices) carries no open size
-    const Lots before = it->second.o.pending ? 0 : it->second.o.remaining;
+    const Lots before = had->o.pending ? 0 : had->o.remaining;
     if (u.type == UpdateType::kOrderRemoved) {
       open_side(o.market, o.is_ask, -before, -1);
-      s.orders.erase(it);
+      if (s.big) {
+        s.orders.erase(it);
+      } else {
+        s.small.erase(o.order_index, small_ctx());
+      }
     } else {
       open_side(o.market, o.is_ask, (o.pending ? 0 : o.remaining) - before, 0);
-      it->second.o = o;
-      it->second.updated_ns = u.time_ns;
+      OrderView* w = s.big ? &it->second : s.small.writable(o.order_index, small_ctx());
+      w->o = o;
+      w->updated_ns = u.time_ns;
     }
   }
-  s.orders_dirty = true;
-  if (s.orders_list) s.orders_changed.push_back(o.order_index);
+  if (s.big) {  // (a small list is always current)
+    s.orders_dirty = true;
+    if (s.orders_list) s.orders_changed.push_back(o.order_index);
+  }
   s.view.engine_ts_ns = u.time_ns;
   touch(s);
 }
@@ -463,38 +324,11 @@ void ReadSide::refresh_daily(MarketState& m) {
 }
 
 bool ReadSide::orders_due(const AccountState& s, int64_t now_ns) const {
-  if (s.orders.size() <= cfg_.orders_in_view || !s.orders_list) return true;
+  if (!s.big || !s.orders_list) return true;
   const int64_t interval = std::max(cfg_.orders_interval_ns, static_cast<int64_t>(s.orders.size()) *
                                                                  cfg_.orders_interval_per_order_ns);
   return now_ns - s.orders_built_ns >= interval;
 }
-
-namespace {
-// An empty buffer for the next version of a list that views share: the spare if no view holds it
-// any more (views let go of it on the apply thread only, so the count is exact there) and it has
-// room for `cap`, else a new one. No allocation in a steady state.
-template <typename T>
-std::shared_ptr<std::vector<T>> fresh_buffer(std::shared_ptr<std::vector<T>>& spare, size_t cap) {
-  if (spare && spare.use_count() == 1 && spare->capacity() >= cap) {
-    std::shared_ptr<std::vector<T>> buf = std::move(spare);
-    buf->clear();
-    return buf;
-  }
-  auto buf = std::make_shared<std::vector<T>>();
-  buf->reserve(cap);
-  return buf;
-}
-
-// The next version of such a list, filled by `fill`; the old version becomes the spare.
-template <typename T, typename Fill>
-void next_version(std::shared_ptr<const std::vector<T>>& published,
-                  std::shared_ptr<std::vector<T>>& spare, size_t cap, Fill&& fill) {
-  std::shared_ptr<std::vector<T>> buf = fresh_buffer(spare, cap);
-  fill(*buf);
-  spare = std::const_pointer_cast<std::vector<T>>(std::move(published));
-  published = std::move(buf);
-}
-}  // namespace
 
 // Appends past the end of every range a view holds (a chunk never reallocates: it is appended to
 // only below its capacity), so readers never see the write. A full chunk is followed by a new
@@ -541,20 +375,13 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   v->collateral = s.view.collateral;
   v->positions.assign(s.view.positions.begin(), s.view.positions.end());
   v->keys.assign(s.view.keys.begin(), s.view.keys.end());
-  if (s.orders.size() <= cfg_.orders_in_view) {
-    s.orders_list.reset();
-    s.orders_changed.clear();
-    if (s.orders.empty()) {  // no list; its buffer waits as the spare
-      if (s.small_published)
-        s.small_spare =
-            std::const_pointer_cast<std::vector<OrderView>>(std::move(s.small_published));
-    } else if (s.orders_dirty || !s.small_published) {
-      next_version(s.small_published, s.small_spare, cfg_.orders_in_view,
-                   [&](std::vector<OrderView>& out) {
-                     for (const auto& [id, o] : s.orders) out.push_back(o);
-                   });
-    }
-    s.orders_dirty = false;
+  if (s.big && s.orders.size() <= cfg_.orders_in_view) {
+    to_small(s);
+  } else if (!s.big && s.small.size() > cfg_.orders_in_view) {
+    to_big(s);
+  }
+  if (!s.big) {
+    // the small list as it is: its table (the chunks are shared until they change)
   } else if ((s.orders_dirty || !s.orders_list) && (force || orders_due(s, now_ns))) {
     // the chunks that changed, the rest shared with the previous version
     s.orders_list = OrderList::rebuild(s.orders_list.get(), s.orders, s.orders_changed);
@@ -564,11 +391,12 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
                                    orders_pending_.end()) {
     orders_pending_.push_back(&s);
   }
-  v->orders = s.orders_list;
-  v->small_list = s.orders_list ? nullptr : s.small_published;
+  v->orders = s.big ? s.orders_list : nullptr;
+  if (!s.small.empty()) v->small_chunks.reserve(SmallOrders::kTableRoom);  // recycled: room kept
+  v->small_chunks.assign(s.small.chunks().begin(), s.small.chunks().end());
   v->small_orders.clear();
   v->orders_current = !s.orders_dirty;
-  v->open_order_count = static_cast<uint32_t>(s.orders.size());
+  v->open_order_count = static_cast<uint32_t>(s.open_orders());
   size_t traded = 0;  // in the chunks held
   for (size_t k = 0; k < s.trade_chunks.size(); ++k) {
     v->trade_chunks[k] = s.trade_chunks[k];
@@ -580,7 +408,32 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   v->trade_count = s.view.trade_count;
   v->engine_ts_ns = s.view.engine_ts_ns;
   v->version = s.view.version;
-  (void)accounts_.publish(std::move(v));
+  uint64_t tag = 0;
+  (void)accounts_.publish(std::move(v), &tag);
+  // The chunks the views up to the one just replaced show and this one does not: reusable once
+  // that view is unreachable.
+  s.small.published(small_gen_++);
+  for (const SmallOrderChunk* c : s.small.letting_go()) chunk_pool_.retire(c, tag);
+  s.small.letting_go().clear();
+}
+
+void ReadSide::to_small(AccountState& s) {
+  const SmallOrders::Ctx ctx = small_ctx();
+  for (const auto& [id, o] : s.orders) s.small.push_back(o, ctx);
+  s.orders.clear();
+  s.big = false;
+  s.orders_list.reset();
+  s.orders_changed.clear();
+  s.orders_dirty = false;
+}
+
+void ReadSide::to_big(AccountState& s) {
+  s.small.for_each([&](const OrderView& o) { s.orders.emplace(o.o.order_index, o); });
+  s.small.clear(small_ctx());
+  s.big = true;
+  s.orders_list.reset();
+  s.orders_changed.clear();
+  s.orders_dirty = true;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include "tachyon/pipe/read_side.hpp"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace tachyon::pipe {
 
@@ -22,6 +23,7 @@ void AccountTable::keep_warm(AccountIndex a) const {
   warm_lines(v, sizeof(AccountView));
   warm_vector(v->positions);
   warm_vector(v->keys);
+  warm_lines(v->small_chunks.data(), v->small_chunks.capacity() * sizeof(void*));
 }
 
 void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
@@ -34,11 +36,13 @@ void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
     warm_lines(s, sizeof(AccountState));
     warm_vector(s->view.positions);
     warm_vector(s->view.keys);
-    // The orders a small list copies on its next change (every node of the tree), else the
-    // ends of the tree (new orders go in at the back).
-    if (s->orders.size() <= cfg_.orders_in_view) {
-      for (const auto& [id, o] : s->orders) x += id;
-      if (s->small_spare) warm_lines(s->small_spare->data(), s->orders.size() * sizeof(OrderView));
+    // A small list: its table and chunks (any may change next), else the ends of the tree (new
+    // orders go in at the back).
+    if (!s->big) {
+      warm_vector(s->small.chunks());
+      warm_vector(s->small.firsts());
+      for (const SmallOrderChunk* c : s->small.chunks())
+        warm_lines(c, offsetof(SmallOrderChunk, v) + c->n * sizeof(OrderView));
     } else {
       x += s->orders.begin()->first + s->orders.rbegin()->first;
     }
@@ -82,6 +86,9 @@ void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
     trade_logs_[m]->prefetch_next(8);
   }
   log_.prefetch_next(32);
+  chunk_pool_.settle(accounts_.safe_below_seen());
+  for (size_t i = 0; i < 4; ++i)  // where the next changes of small lists are copied to
+    if (const SmallOrderChunk* c = chunk_pool_.next(i)) warm_lines(c, sizeof(SmallOrderChunk));
   accounts_.keep_warm();
   keep_value(x);
 }

@@ -80,6 +80,8 @@ class EpochDomain {
     for (auto& s : slots_) x += s.epoch.load(std::memory_order_relaxed);
     keep_value(x);
   }
+  // Writer: the epoch the next retire_tag() returns.
+  uint64_t current() const { return epoch_.load(std::memory_order_seq_cst); }
   // Writer: objects tagged below this are unreachable by any reader.
   uint64_t safe_below() const {
     uint64_t min_active = UINT64_MAX;

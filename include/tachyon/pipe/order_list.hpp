@@ -6,8 +6,10 @@
 // whose key range holds an order that changed since the last version, and copies the chunk table
 // (a pointer per chunk), so a new version costs what changed plus a pointer per chunk, not the
 // list: before, every rebuild copied the whole list (10 MB at 100k orders), so a big list was
-// rebuilt at most every 200 ms. A small list lives in the view itself (OrderRange covers both).
+// rebuilt at most every 200 ms. A small list is chunks of a few orders copied on write
+// (small_orders.hpp), or at start the view's own vector (OrderRange covers the three).
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -143,12 +145,26 @@ class OrderList {
   size_t size_ = 0;
 };
 
-// What AccountView::order_list() returns: the view's own small list or its shared OrderList,
-// iterated the same way (index order). Valid while the view is.
+// A chunk of a small order list (small_orders.hpp): up to kCapacity orders in index order.
+struct SmallOrderChunk {
+  static constexpr size_t kCapacity = 8;
+  uint32_t n = 0;
+  uint64_t born = 0;  // SmallOrders: made after its list's last publication, it is still private
+  std::array<OrderView, kCapacity> v;
+  const OrderView* data() const { return v.data(); }
+  size_t size() const { return n; }
+};
+
+// What AccountView::order_list() returns: the view's own list, its small list's chunks or its
+// shared OrderList, iterated the same way (index order). Valid while the view is.
 class OrderRange {
  public:
-  OrderRange(const std::vector<OrderView>& small) : small_(&small) {}  // NOLINT: implicit
-  explicit OrderRange(const OrderList& big) : big_(&big) {}
+  OrderRange(const std::vector<OrderView>& own) : own_(&own) {}  // NOLINT: implicit
+  explicit OrderRange(const OrderList& big)
+      : big_(&big), shared_(big.chunks().data()), chunks_(big.chunks().size()), size_(big.size()) {}
+  // `chunks` (in index order) hold `size` orders.
+  OrderRange(const std::vector<const SmallOrderChunk*>& chunks, size_t size)
+      : small_(chunks.data()), chunks_(chunks.size()), size_(size) {}
 
   class const_iterator {
    public:
@@ -161,13 +177,7 @@ class OrderRange {
     reference operator*() const { return *cur_; }
     pointer operator->() const { return cur_; }
     const_iterator& operator++() {
-      if (++cur_ == end_) {
-        if (chunk_ == nullptr) {
-          cur_ = end_ = nullptr;  // the end of a small list
-        } else {
-          load(chunk_ + 1);
-        }
-      }
+      if (++cur_ == end_) load(chunk_ + 1);
       return *this;
     }
     const_iterator operator++(int) {
@@ -179,46 +189,61 @@ class OrderRange {
 
    private:
     friend class OrderRange;
-    // Over the chunks [chunk, last); a null cur_ is the end.
-    void load(const OrderList::ChunkPtr* chunk) {
-      chunk_ = chunk;
-      if (chunk_ == last_) {
+    // Chunk i of the table and on (one of shared_ / small_; an own list is one chunk); a null
+    // cur_ is the end.
+    void load(size_t i) {
+      chunk_ = i;
+      if (chunk_ >= chunks_) {
         cur_ = end_ = nullptr;
         return;
       }
-      cur_ = (*chunk_)->data();
-      end_ = cur_ + (*chunk_)->size();
+      if (shared_ != nullptr) {
+        cur_ = shared_[i]->data();
+        end_ = cur_ + shared_[i]->size();
+      } else {
+        cur_ = small_[i]->data();
+        end_ = cur_ + small_[i]->size();
+      }
     }
     const OrderView* cur_ = nullptr;
     const OrderView* end_ = nullptr;
-    const OrderList::ChunkPtr* chunk_ = nullptr;
-    const OrderList::ChunkPtr* last_ = nullptr;
+    const OrderList::ChunkPtr* shared_ = nullptr;
+    const SmallOrderChunk* const* small_ = nullptr;
+    size_t chunk_ = 0, chunks_ = 0;
   };
 
   const_iterator begin() const {
     const_iterator it;
-    if (big_ != nullptr) {
-      it.last_ = big_->chunks().data() + big_->chunks().size();
-      it.load(big_->chunks().data());
-    } else if (!small_->empty()) {
-      it.cur_ = small_->data();
-      it.end_ = small_->data() + small_->size();  // chunk_ == last_: the end follows
+    if (own_ != nullptr) {
+      if (!own_->empty()) {  // one chunk: the end follows it
+        it.cur_ = own_->data();
+        it.end_ = own_->data() + own_->size();
+        it.chunks_ = 1;
+      }
+      return it;
     }
+    it.shared_ = shared_;
+    it.small_ = small_;
+    it.chunks_ = chunks_;
+    it.load(0);
     return it;
   }
   const_iterator end() const { return {}; }
-  size_t size() const { return big_ != nullptr ? big_->size() : small_->size(); }
+  size_t size() const { return own_ != nullptr ? own_->size() : size_; }
   bool empty() const { return size() == 0; }
   const OrderView* find(OrderIndex id) const {
     if (big_ != nullptr) return big_->find(id);
-    for (const OrderView& o : *small_)
+    for (const OrderView& o : *this)
       if (o.o.order_index == id) return &o;
     return nullptr;
   }
 
  private:
-  const std::vector<OrderView>* small_ = nullptr;
+  const std::vector<OrderView>* own_ = nullptr;
   const OrderList* big_ = nullptr;
+  const OrderList::ChunkPtr* shared_ = nullptr;
+  const SmallOrderChunk* const* small_ = nullptr;
+  size_t chunks_ = 0, size_ = 0;
 };
 
 }  // namespace tachyon::pipe

@@ -26,6 +26,7 @@
 #include "tachyon/pipe/epoch.hpp"
 #include "tachyon/pipe/order_list.hpp"
 #include "tachyon/pipe/published.hpp"
+#include "tachyon/pipe/small_orders.hpp"
 
 namespace tachyon {
 class Engine;  // seed() and restore_history() read it before the apply thread starts (the app)
@@ -195,14 +196,15 @@ struct AccountView {
   std::array<uint8_t, 20> l1_address{};
   Usdc collateral = 0;
   std::vector<PositionView> positions;  // by market
-  // Open orders in index order. Up to orders_in_view of them are a list shared with the previous
-  // view until an order changes (small_list; a buffer the apply thread reuses once no view holds
-  // it), or the view's own (small_orders: the views made at start) and are this view's state.
+  // Open orders in index order. Up to orders_in_view of them are chunks of a few orders, each
+  // shared with the previous views until one of its orders changes (small_chunks: a SmallOrders
+  // list as published), or the view's own (small_orders: the views made at start), and are this
+  // view's state.
   // More are an OrderList whose unchanged chunks are shared with the previous version
   // (order_list.hpp), rebuilt at most every orders_interval: orders_current tells whether it is
   // this view's state; open_order_count always is.
   std::shared_ptr<const OrderList> orders;
-  std::shared_ptr<const std::vector<OrderView>> small_list;
+  std::vector<const SmallOrderChunk*> small_chunks;
   std::vector<OrderView> small_orders;
   bool orders_current = true;
   uint32_t open_order_count = 0;
@@ -236,7 +238,8 @@ struct AccountView {
   }
   OrderRange order_list() const {
     if (orders) return OrderRange(*orders);
-    return small_list ? OrderRange(*small_list) : OrderRange(small_orders);
+    if (!small_chunks.empty()) return OrderRange(small_chunks, open_order_count);
+    return OrderRange(small_orders);
   }
   const KeyView* key(uint8_t i) const {
     for (const auto& k : keys)
@@ -301,8 +304,12 @@ class AccountTable {
   uint64_t made_from_base() const { return made_.load(std::memory_order_relaxed); }
   uint64_t made_and_dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
-  // Writer: false when the table is full (counted in refused()).
-  bool publish(std::unique_ptr<AccountView> v);
+  // Writer: false when the table is full (counted in refused()). `tag`: the epoch tag the view
+  // it replaced was retired with (0: none was).
+  bool publish(std::unique_ptr<AccountView> v, uint64_t* tag = nullptr);
+  // Writer: objects unlinked before the last collect() and tagged below this are unreachable by
+  // any reader (the epoch then, or the oldest a reader announced, if lower).
+  uint64_t safe_below_seen() const { return safe_seen_; }
   // Before any reader and any publish(): the first views of accounts not in the table, a batch at
   // a time, from any number of threads at once (distinct accounts). Room for the batch is taken
   // with one update of the shared count and each entry prefetched a few views ahead. Returns how
@@ -335,6 +342,7 @@ class AccountTable {
   EpochDomain domain_;
   std::vector<Retired> retired_;  // writer only
   std::vector<AccountView*> spare_;
+  uint64_t safe_seen_ = 1;
   std::shared_ptr<const SavedAccounts> base_;
   int64_t base_ns_ = 0;
   size_t base_orders_in_view_ = 0;
@@ -351,7 +359,9 @@ struct ReadSideConfig {
   // it was published (new and closed candles, the open one, new trades and fundings) instead of
   // copying every array (up to ~370 KB a market). false: the full copy (the benchmark baseline).
   bool history_incremental = true;
-  // An account's open orders up to this many are copied into each new view. More are a shared,
+  // An account's open orders up to this many are chunks of up to 8 orders copied on write
+  // (small_orders.hpp): a change copies one chunk, a new view the table of chunk pointers, and
+  // neither allocates (the chunks are pooled, the views recycled). More are a shared,
   // chunked OrderList, rebuilt (only its chunks that changed) at most every
   // max(orders_interval, open orders x orders_interval_per_order): 5 ms up to 100k orders. Each
   // rebuild allocates (the list, its tables, the chunks it copies): rebuilt every batch, ten busy
@@ -450,19 +460,20 @@ class ReadSide {
   };
   struct AccountState {
     AccountView view;  // orders / trades kept in the containers below while writing
-    // In index order (a rebuild is a copy); nodes recycled on the apply thread.
-    // (2 KB nodes: ~18 orders each, where absl's default 256 bytes held 2-3; wide_btree.hpp)
+    // The open orders: up to orders_in_view in `small` (as the views show them), more in
+    // `orders` (in index order: a rebuild is a copy; nodes recycled on the apply thread; 2 KB
+    // nodes hold ~18 orders each, where absl's default 256 bytes held 2-3: wide_btree.hpp).
+    // The other one is empty; publish_account moves them across the limit.
+    bool big = false;
+    SmallOrders small;
     WideBtreeMap<OrderIndex, OrderView, std::less<OrderIndex>,
                  CachedAllocator<std::pair<const OrderIndex, OrderView>>, 2048>
         orders;
+    size_t open_orders() const { return big ? orders.size() : small.size(); }
     // Its trade log's last chunks, oldest first, the newest being appended to (null ones unused),
     // and the chunk dropped last: reused for the next one once no view holds it.
     std::array<std::shared_ptr<TradeChunk>, TradeRange::kParts> trade_chunks;
     std::shared_ptr<TradeChunk> trade_spare;
-    // A small order list's versions, shared with the views: the spare is reused once no view
-    // holds it.
-    std::shared_ptr<const std::vector<OrderView>> small_published;
-    std::shared_ptr<std::vector<OrderView>> small_spare;
     bool changed = false;
     bool warm_listed = false;  // in recent_accounts_
     bool orders_dirty = false;
@@ -500,6 +511,12 @@ class ReadSide {
   std::array<int16_t, 4> recent_markets_{-1, -1, -1, -1};
   uint32_t recent_account_pos_ = 0, recent_market_pos_ = 0, warm_cursor_ = 0;
   std::vector<AccountState*> orders_pending_;  // order lists held back by the interval
+  // The small lists' chunks, and the count of publications that stamps them (SmallOrders).
+  SmallChunkPool chunk_pool_;
+  uint64_t small_gen_ = 1;
+  SmallOrders::Ctx small_ctx() { return {chunk_pool_, accounts_.safe_below_seen(), small_gen_}; }
+  void to_small(AccountState& s);  // the orders moved from the tree to the small list
+  void to_big(AccountState& s);
   std::vector<MarketId> markets_changed_, history_changed_;
   BroadcastLog<StateUpdate> log_;
   std::atomic<uint64_t> log_published_{0};
