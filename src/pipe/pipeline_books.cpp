@@ -158,16 +158,20 @@ void Pipeline::publish_changed() {
     // A side's top orders are the previous snapshot's, copied, when the batch touched no level at
     // or better than the last order it shows; else merged from it (top_orders).
     const BookSnapshot* prev = books_[m]->current_for_writer();
+    // The recycled snapshot (only ever this book's) already shows an unchanged side when that
+    // side did not change since it was published: ~4.8 KB a side not written (100 orders).
     const std::array<bool, 2> changed = top_orders_changed(c, prev);
-    if (changed[0]) {
-      top_orders(c, false, prev ? &prev->bid_orders : nullptr, s->bid_orders);
-    } else {
-      s->bid_orders.assign(prev->bid_orders.begin(), prev->bid_orders.end());
-    }
-    if (changed[1]) {
-      top_orders(c, true, prev ? &prev->ask_orders : nullptr, s->ask_orders);
-    } else {
-      s->ask_orders.assign(prev->ask_orders.begin(), prev->ask_orders.end());
+    for (int side = 0; side < 2; ++side) {
+      std::vector<BookOrder>& out = side == 0 ? s->bid_orders : s->ask_orders;
+      if (changed[side]) {
+        ++c.top_version[side];
+        top_orders(c, side == 1,
+                   prev ? (side == 0 ? &prev->bid_orders : &prev->ask_orders) : nullptr, out);
+      } else if (s->top_version[side] != c.top_version[side]) {
+        const std::vector<BookOrder>& from = side == 0 ? prev->bid_orders : prev->ask_orders;
+        out.assign(from.begin(), from.end());
+      }
+      s->top_version[side] = c.top_version[side];
     }
     record_delta(m, s->begin_nonce, s->nonce);
     books_[m]->publish(std::move(s));

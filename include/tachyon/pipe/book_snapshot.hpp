@@ -3,6 +3,7 @@
 // Published<BookSnapshot>) after each batch that changed the market; api workers read it without
 // locks. Full depth as sorted level arrays, best first, plus the WS continuity counters.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct BookSnapshot {
   static constexpr size_t kTopOrders = 100;
   std::vector<BookOrder> bid_orders;  // the first kTopOrders in priority (price, then time)
   std::vector<BookOrder> ask_orders;
+  // The apply thread's: the version of the book's bid and ask top orders these are (a recycled
+  // snapshot whose side is still current is not copied again).
+  std::array<uint64_t, 2> top_version{};
 
   const PriceLevel* best_bid() const { return bids.empty() ? nullptr : &bids.front(); }
   const PriceLevel* best_ask() const { return asks.empty() ? nullptr : &asks.front(); }

@@ -163,6 +163,8 @@ class Pipeline final : public Front {
     uint64_t nonce = 0;
     int64_t engine_ts_ns = 0;
     bool changed = false;
+    // Bids', asks' top orders: +1 at each publish that changed them (BookSnapshot::top_version).
+    std::array<uint64_t, 2> top_version{};
     // keep_warm's walk of each side's top kWarmQueueDepth orders, at least kWarmQueueSlice per
     // call (whole levels): the level it goes on from (counted from the touch) and how deep it is.
     std::array<uint32_t, 2> warm_level{};
