@@ -58,9 +58,7 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
         s.big = true;
         for (const OrderView& o : v->order_list()) s.orders.emplace(o.o.order_index, o);
         s.orders_list = v->orders;  // the next rebuild shares its chunks
-      } else if (!v->small_chunks.empty()) {
-        s.small.adopt(v->small_chunks, v->open_order_count, small_gen_++);  // shared with it
-      } else {
+      } else {  // (a view made at start, or from the account base: the orders are its own)
         const OrderRange own = v->order_list();
         s.small.assign_sorted(own.begin(), own.end(), small_ctx());
       }

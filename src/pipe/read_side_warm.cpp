@@ -86,7 +86,7 @@ void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
     trade_logs_[m]->prefetch_next(8);
   }
   log_.prefetch_next(32);
-  chunk_pool_.settle(accounts_.safe_below_seen());
+  chunk_pool_.make_ahead(accounts_.safe_below_seen());
   for (size_t i = 0; i < 4; ++i)  // where the next changes of small lists are copied to
     if (const SmallOrderChunk* c = chunk_pool_.next(i)) warm_lines(c, sizeof(SmallOrderChunk));
   accounts_.keep_warm();

@@ -13,10 +13,7 @@ SmallOrderChunk* SmallChunkPool::take(uint64_t safe, uint64_t born) {
     c = free_.back();
     free_.pop_back();
   } else {
-    if (fresh_ == kBlock) {
-      blocks_.push_back(std::make_unique<SmallOrderChunk[]>(kBlock));
-      fresh_ = 0;
-    }
+    if (fresh_ == kBlock) new_block();
     c = &blocks_.back()[fresh_++];
   }
   c->n = 0;
@@ -38,6 +35,16 @@ void SmallChunkPool::retire(const SmallOrderChunk* c, uint64_t tag) {
   }
   ring_[(head_ + count_) & (ring_.size() - 1)] = {m, tag};
   ++count_;
+}
+
+void SmallChunkPool::new_block() {
+  blocks_.push_back(std::make_unique<SmallOrderChunk[]>(kBlock));
+  fresh_ = 0;
+}
+
+void SmallChunkPool::make_ahead(uint64_t safe) {
+  settle(safe);
+  if (free_.empty() && fresh_ == kBlock) new_block();
 }
 
 void SmallChunkPool::settle(uint64_t safe) {
@@ -204,17 +211,6 @@ void SmallOrders::clear(const Ctx& ctx) {
   chunks_.clear();
   firsts_.clear();
   size_ = 0;
-}
-
-void SmallOrders::adopt(const Table& chunks, size_t size, uint64_t gen) {
-  chunks_.reserve(std::max(kTableRoom, chunks.size()));
-  firsts_.reserve(chunks_.capacity());
-  letting_go_.reserve(kTableRoom);
-  chunks_.assign(chunks.begin(), chunks.end());
-  firsts_.clear();
-  for (const SmallOrderChunk* c : chunks_) firsts_.push_back(c->v[0].o.order_index);
-  size_ = size;
-  published_gen_ = gen;
 }
 
 }  // namespace tachyon::pipe

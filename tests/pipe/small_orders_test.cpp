@@ -184,7 +184,7 @@ TEST(SmallChunkPool, gives_a_retired_chunk_again_only_once_its_tag_is_safe) {
   EXPECT_EQ(pool.take(1, 3), b);
 }
 
-TEST(SmallOrders, clear_and_assign_sorted_refill_in_full_chunks_and_adopt_shares_a_table) {
+TEST(SmallOrders, assign_sorted_fills_full_chunks_and_a_published_chunk_is_copied_once) {
   Publisher p;
   std::vector<OrderView> sorted;
   std::map<OrderIndex, Lots> want;
@@ -197,18 +197,19 @@ TEST(SmallOrders, clear_and_assign_sorted_refill_in_full_chunks_and_adopt_shares
   EXPECT_EQ(p.list.chunks().size(), 3u);  // 8 + 8 + 4
   p.publish();
 
-  // A second list adopting the published table shares it, and copies before it writes.
-  SmallOrders other;
-  other.adopt(p.list.chunks(), p.list.size(), p.gen++);
-  EXPECT_EQ(other.chunks(), p.list.chunks());
-  SmallOrders::Ctx ctx = p.ctx();
-  ctx.gen = p.gen;
-  OrderView* w = other.writable(15, ctx);
+  // Published: a change copies the chunk (the view keeps the old one), then writes in place.
+  const SmallOrders::Table shown = p.list.chunks();
+  OrderView* w = p.list.writable(15, p.ctx());
   ASSERT_NE(w, nullptr);
   w->o.remaining = 999;
-  EXPECT_EQ(p.list.find(15)->o.remaining, 15);
-  EXPECT_EQ(other.find(15)->o.remaining, 999);
-  EXPECT_EQ(other.letting_go().size(), 1u);
+  EXPECT_EQ(p.list.find(15)->o.remaining, 999);
+  EXPECT_EQ(OrderRange(shown, 20).find(15)->o.remaining, 15);
+  EXPECT_NE(p.list.chunks()[0], shown[0]);
+  EXPECT_EQ(p.list.chunks()[1], shown[1]);  // the others shared
+  EXPECT_EQ(p.list.letting_go().size(), 1u);
+  p.list.writable(16, p.ctx())->o.remaining = 998;  // the copy is private: no second copy
+  EXPECT_EQ(p.list.letting_go().size(), 1u);
+  p.publish();
 
   p.list.clear(p.ctx());
   EXPECT_TRUE(p.list.empty());
