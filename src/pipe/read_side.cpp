@@ -257,37 +257,40 @@ void ReadSide::on_order(const StateUpdate& u) {
     (is_ask ? it->sell_open : it->buy_open) += delta;
     it->open_orders = static_cast<uint32_t>(static_cast<int>(it->open_orders) + orders);
   };
+  // a waiting order (trigger, grouped child, TWAP between slices) carries no open size (no
+  // margin) but counts as an order
+  auto open_size = [](const OrderUpdate& x) { return x.pending ? 0 : x.remaining; };
   if (u.type == UpdateType::kOrderAdded) {
     const OrderView added{o, u.time_ns, u.time_ns};
     if (s.big) {
       s.orders[o.order_index] = added;
-    } else if (OrderView* had = s.small.writable(o.order_index, small_ctx())) {
-      *had = added;
     } else {
       s.small.insert(added, small_ctx());
     }
-    // a waiting trigger order counts as an order but carries no open size (no margin)
-    open_side(o.market, o.is_ask, o.pending ? 0 : o.remaining, 1);
-  } else {
-    auto it = s.big ? s.orders.find(o.order_index) : s.orders.end();
-    const OrderView* had =
-        s.big ? (it == s.orders.end() ? nullptr : &it->second) : s.small.find(o.order_index);
-    if (had == nullptr) return;  // a taker that never rested
-    // a waiting order (trigger, grouped child, TWAP between slices) carries no open size
-    const Lots before = had->o.pending ? 0 : had->o.remaining;
-    if (u.type == UpdateType::kOrderRemoved) {
-      open_side(o.market, o.is_ask, -before, -1);
-      if (s.big) {
-        s.orders.erase(it);
-      } else {
-        s.small.erase(o.order_index, small_ctx());
-      }
-    } else {
-      open_side(o.market, o.is_ask, (o.pending ? 0 : o.remaining) - before, 0);
-      OrderView* w = s.big ? &it->second : s.small.writable(o.order_index, small_ctx());
-      w->o = o;
-      w->updated_ns = u.time_ns;
+    open_side(o.market, o.is_ask, open_size(o), 1);
+  } else if (u.type == UpdateType::kOrderRemoved) {
+    OrderView gone;
+    if (s.big) {
+      auto it = s.orders.find(o.order_index);
+      if (it == s.orders.end()) return;  // a taker that never rested
+      gone = it->second;
+      s.orders.erase(it);
+    } else if (!s.small.erase(o.order_index, small_ctx(), &gone)) {
+      return;
     }
+    open_side(o.market, o.is_ask, -open_size(gone.o), -1);
+  } else {
+    OrderView* w = nullptr;
+    if (s.big) {
+      auto it = s.orders.find(o.order_index);
+      w = it == s.orders.end() ? nullptr : &it->second;
+    } else {
+      w = s.small.writable(o.order_index, small_ctx());
+    }
+    if (w == nullptr) return;  // a taker that never rested
+    open_side(o.market, o.is_ask, open_size(o) - open_size(w->o), 0);
+    w->o = o;
+    w->updated_ns = u.time_ns;
   }
   if (s.big) {  // (a small list is always current)
     s.orders_dirty = true;
@@ -378,18 +381,18 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   } else if (!s.big && s.small.size() > cfg_.orders_in_view) {
     to_big(s);
   }
-  if (!s.big) {
-    // the small list as it is: its table (the chunks are shared until they change)
-  } else if ((s.orders_dirty || !s.orders_list) && (force || orders_due(s, now_ns))) {
+  // A small list is published as it is (its table: the chunks are shared until they change).
+  if (s.big && (s.orders_dirty || !s.orders_list) && (force || orders_due(s, now_ns))) {
     // the chunks that changed, the rest shared with the previous version
     s.orders_list = OrderList::rebuild(s.orders_list.get(), s.orders, s.orders_changed);
     s.orders_dirty = false;
     s.orders_built_ns = now_ns;
-  } else if (s.orders_dirty && std::find(orders_pending_.begin(), orders_pending_.end(), &s) ==
-                                   orders_pending_.end()) {
+  } else if (s.big && s.orders_dirty &&
+             std::find(orders_pending_.begin(), orders_pending_.end(), &s) ==
+                 orders_pending_.end()) {
     orders_pending_.push_back(&s);
   }
-  v->orders = s.big ? s.orders_list : nullptr;
+  v->orders = s.orders_list;  // (null while small: to_small resets it)
   if (!s.small.empty()) v->small_chunks.reserve(SmallOrders::kTableRoom);  // recycled: room kept
   v->small_chunks.assign(s.small.chunks().begin(), s.small.chunks().end());
   v->small_orders.clear();

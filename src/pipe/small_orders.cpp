@@ -142,6 +142,10 @@ void SmallOrders::insert(const OrderView& o, const Ctx& ctx) {
     return;
   }
   size_t c = chunk_of(id);
+  if (const uint32_t at = position(*chunks_[c], id); at < chunks_[c]->n) {  // held: replaced
+    own(c, ctx)->v[at] = o;
+    return;
+  }
   SmallOrderChunk* ch = own(c, ctx);
   if (ch->n == SmallOrderChunk::kCapacity) {  // full: its upper half to a new chunk after it
     constexpr uint32_t kKeep = SmallOrderChunk::kCapacity / 2;
@@ -163,11 +167,12 @@ void SmallOrders::insert(const OrderView& o, const Ctx& ctx) {
   if (pos == 0) firsts_[c] = id;
 }
 
-bool SmallOrders::erase(OrderIndex id, const Ctx& ctx) {
+bool SmallOrders::erase(OrderIndex id, const Ctx& ctx, OrderView* removed) {
   if (chunks_.empty()) return false;
   const size_t c = chunk_of(id);
   const uint32_t pos = position(*chunks_[c], id);
   if (pos == chunks_[c]->n) return false;
+  if (removed != nullptr) *removed = chunks_[c]->v[pos];
   --size_;
   if (chunks_[c]->n == 1) {  // the chunk goes: nothing to copy
     remove_chunk(c, ctx);

@@ -209,6 +209,13 @@ TEST(SmallOrders, assign_sorted_fills_full_chunks_and_a_published_chunk_is_copie
   EXPECT_EQ(p.list.letting_go().size(), 1u);
   p.list.writable(16, p.ctx())->o.remaining = 998;  // the copy is private: no second copy
   EXPECT_EQ(p.list.letting_go().size(), 1u);
+  p.list.insert(order(17, 997), p.ctx());  // an index held: replaced, not added
+  EXPECT_EQ(p.list.size(), 20u);
+  EXPECT_EQ(p.list.find(17)->o.remaining, 997);
+  OrderView gone;
+  ASSERT_TRUE(p.list.erase(18, p.ctx(), &gone));  // the order as it was, handed back
+  EXPECT_EQ(gone.o.remaining, 18);
+  EXPECT_EQ(p.list.size(), 19u);
   p.publish();
 
   p.list.clear(p.ctx());

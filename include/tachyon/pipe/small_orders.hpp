@@ -45,7 +45,6 @@ class SmallChunkPool {
   const SmallOrderChunk* next(size_t i) const {
     return i < free_.size() ? free_[free_.size() - 1 - i] : nullptr;
   }
-  size_t waiting() const { return count_ + free_.size(); }  // retired or reusable
   size_t made() const { return blocks_.size() * kBlock - (kBlock - fresh_); }
   static constexpr size_t kBlock = 256;
 
@@ -83,9 +82,10 @@ class SmallOrders {
   const OrderView* find(OrderIndex id) const;
   // The order with this index, its chunk made private first (copied if shared), or nullptr.
   OrderView* writable(OrderIndex id, const Ctx& ctx);
-  void insert(const OrderView& o, const Ctx& ctx);     // an index not held
+  void insert(const OrderView& o, const Ctx& ctx);     // added, or replacing its index's
   void push_back(const OrderView& o, const Ctx& ctx);  // past every index held
-  bool erase(OrderIndex id, const Ctx& ctx);
+  // false: not held. `removed` (if given): the order as it was.
+  bool erase(OrderIndex id, const Ctx& ctx, OrderView* removed = nullptr);
   void clear(const Ctx& ctx);  // every order let go
   // The orders of [from, to) (in index order), in full chunks.
   template <typename It>
