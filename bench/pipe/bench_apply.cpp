@@ -14,7 +14,8 @@
 // sequencer is still executing; the apply time is the wall time less those waits. The first
 // quarter of each row is its warm-up (a fresh pipeline makes each account's state on first
 // use): the batch times, the allocations (the whole process's, per update) and the times to
-// publication count only what follows it; "p99 with the warm-up" counts every batch.
+// publication count only what follows it; "p99 with the warm-up" counts every batch. The last
+// table groups the production rows' batches by their number of updates (size_table).
 //
 // Usage: bench_apply [seconds per row] [--by-type] [--warm-only]   (default 3)
 // --caps 0,16,32 [--repeat N]: the production rows with each batch cap
@@ -72,7 +73,45 @@ struct Row {
   // it was busy warming its caches.
   double published_p50 = 0, published_p99 = 0, published_mean = 0;
   double wall_p50 = 0, wall_p99 = 0;  // first update seen -> published, waits included
+  std::string by_size;                // table rows: apply time by batch size (size_table)
 };
+
+// The batches after the warm-up by their number of updates: how many, how many of the slowest
+// 1%, the apply time's median and p90, its median per update, and the phases' medians (µs). The
+// apply time grows with the batch's size, so the p99 is where the size distribution's tail
+// meets the cost per update.
+std::string size_table(std::span<const pipe::Pipeline::BatchSample> samples, uint32_t slow) {
+  static constexpr uint32_t kEdges[] = {1, 10, 20, 40, 60, 80, 100, UINT32_MAX};
+  std::string out;
+  for (size_t b = 0; b + 1 < std::size(kEdges); ++b) {
+    std::vector<uint32_t> t, per, ph[3];
+    size_t in_slow = 0;
+    for (const auto& s : samples) {
+      if (s.updates < kEdges[b] || s.updates >= kEdges[b + 1]) continue;
+      const uint32_t v = s.ns - std::min(s.ns, s.wait_ns);
+      t.push_back(v);
+      per.push_back(v / s.updates);
+      ph[0].push_back(s.drain_ns);
+      ph[1].push_back(s.books_ns);
+      ph[2].push_back(s.read_ns);
+      in_slow += v >= slow;
+    }
+    if (t.empty()) continue;
+    auto q = [](std::vector<uint32_t>& v, double f) {
+      std::sort(v.begin(), v.end());
+      return v[std::min(v.size() - 1, static_cast<size_t>(f * v.size()))];
+    };
+    char line[200];
+    const std::string range = kEdges[b + 1] == UINT32_MAX ? std::to_string(kEdges[b]) + "+"
+                                                          : std::to_string(kEdges[b]) + "-" +
+                                                                std::to_string(kEdges[b + 1] - 1);
+    std::snprintf(line, sizeof line, "%s | %zu | %zu | %.2f | %.2f | %u | %.2f / %.2f / %.2f |\n",
+                  range.c_str(), t.size(), in_slow, q(t, 0.5) / 1e3, q(t, 0.9) / 1e3, q(per, 0.5),
+                  q(ph[0], 0.5) / 1e3, q(ph[1], 0.5) / 1e3, q(ph[2], 0.5) / 1e3);
+    out += line;
+  }
+  return out;
+}
 
 // PipelineConfig::apply_batch_updates of the rows (--caps).
 uint32_t g_batch_cap = 0;
@@ -220,6 +259,7 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
       row.phase_slow[k] = slow_n == 0 ? 0 : slow_sum[k] / slow_n / 1e3;
     }
     if (slow_n > 0) row.slow_updates /= static_cast<double>(slow_n);
+    row.by_size = size_table(samples, slow);
   }
   auto at = [&](double q) { return pct(ns, q); };
   row.cpu_p50 = pct(cpu, 0.5);
@@ -288,7 +328,16 @@ int main(int argc, char** argv) {
         at = comma + 1;
       }
     } else {
-      seconds = std::atof(argv[i]);
+      char* end = nullptr;
+      seconds = std::strtod(argv[i], &end);
+      if (end == argv[i] || *end != '\0' || !(seconds > 0)) {
+        std::fprintf(stderr,
+                     "bench_apply: unknown argument '%s'\nusage: bench_apply [seconds per row] "
+                     "[--warm-only] [--repeat N] [--caps a,b,...] [--warm-rounds N] "
+                     "[--by-type]\n",
+                     argv[i]);
+        return 2;
+      }
     }
   }
   // Warm-up: how many updates a tx of this flow makes.
@@ -392,7 +441,7 @@ int main(int argc, char** argv) {
       "batches | apply p50 | p99 | p99.99 | max | wall p50 | wall p99 | CPU p50 | CPU p99 | CPU "
       "p99.99 | executed -> published p50 | p99 | refused txs | busy | allocs per update "
       "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  std::string notes, phases;
+  std::string notes, phases, sizes;
   // The generator either spins until its next tx is due (taking one of this machine's two vCPUs
   // from the pipeline's threads) or sleeps until then; in the third mode it sleeps and the apply
   // thread busy-polls, pinned to CPU 1 (the sequencer to CPU 0, with the generator), keeping its
@@ -431,6 +480,12 @@ int main(int argc, char** argv) {
                     r.slow_updates, r.p99_all);
       notes.append(line);
       notes.push_back('\n');
+      for (size_t at = 0; mode.keep_warm && at < r.by_size.size();) {  // "| target | " each
+        const size_t end = r.by_size.find('\n', at) + 1;
+        std::snprintf(line, sizeof line, "| %.0f | ", target);
+        sizes += line + r.by_size.substr(at, end - at);
+        at = end;
+      }
       std::printf(
           "| %.0f | %s | %.0f | %.0f | %.2f | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f "
           "| %.2f | %.2f | %.2f | %.2f | %llu | %llu | %.4f |\n",
@@ -446,5 +501,12 @@ int main(int argc, char** argv) {
       "|\n"
       "|---|---|---|---|---|---|\n%s",
       phases.c_str());
+  std::printf(
+      "\nApply time by batch size, apply thread spinning on CPU 1 and keeping warm: batches, how "
+      "many of the slowest 1%%, the apply time's median and p90 (µs), its median per update (ns), "
+      "the phases' medians (drain / books / read side, µs)\n\n| target updates/s | updates in "
+      "the batch | batches | in the slowest 1%% | p50 | p90 | ns per update | phases "
+      "|\n|---|---|---|---|---|---|---|---|\n%s",
+      sizes.c_str());
   return 0;
 }
