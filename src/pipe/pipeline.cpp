@@ -263,7 +263,8 @@ bool Pipeline::ingress_pending() const {
 void Pipeline::sequencer_loop() {
   if (read_arena_ != 0) tachyon::disable_thread_cache();
   {
-    const Placement pl = place_this_thread("sequencer", cfg_.sequencer_core, cfg_.fifo_priority);
+    const Placement pl = place_this_thread("sequencer", cfg_.sequencer_core, cfg_.fifo_priority,
+                                           cfg_.wait == WaitStrategy::kSpin);
     std::lock_guard lk(placement_mu_);
     placement_ += pl.report + "; ";
     ++placed_;
@@ -434,14 +435,15 @@ void Pipeline::keep_warm() {
 
 void Pipeline::apply_loop() {
   const tachyon::ArenaScope arena(read_arena_);
+  const WaitStrategy wait = cfg_.apply_wait.value_or(cfg_.wait);
   {
-    const Placement pl = place_this_thread("apply", cfg_.apply_core, cfg_.fifo_priority);
+    const Placement pl = place_this_thread("apply", cfg_.apply_core, cfg_.fifo_priority,
+                                           wait == WaitStrategy::kSpin);
     std::lock_guard lk(placement_mu_);
     placement_ += pl.report + "; ";
     ++placed_;
     placed_cv_.notify_all();
   }
-  const WaitStrategy wait = cfg_.apply_wait.value_or(cfg_.wait);
   Idler idler(wait, apply_bell_);
   const uint32_t warm_every = wait == WaitStrategy::kSpin ? cfg_.keep_warm_rounds : 0;
   uint32_t idle_rounds = 0;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -58,7 +59,58 @@ bool share_l3(int a, int b) {
   return la == nullptr || lb == nullptr || la == lb;
 }
 
-Placement place_this_thread(const char* name, int core, int fifo_priority) {
+namespace {
+// A /proc/sys number, or `fallback` when it cannot be read.
+int64_t read_sysctl(const char* path, int64_t fallback) {
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return fallback;
+  long long v = 0;
+  const bool ok = std::fscanf(f, "%lld", &v) == 1;
+  std::fclose(f);
+  return ok ? static_cast<int64_t>(v) : fallback;
+}
+}  // namespace
+
+std::string spinner_fifo_refusal(int64_t rt_runtime_us, int64_t rt_period_us, bool isolated) {
+  if (rt_runtime_us >= 0 && rt_runtime_us < rt_period_us) {
+    return "RT throttling is on (kernel.sched_rt_runtime_us = " + std::to_string(rt_runtime_us) +
+           " of every " + std::to_string(rt_period_us) +
+           "): a busy-polling SCHED_FIFO thread would be stopped for " +
+           std::to_string((rt_period_us - rt_runtime_us) / 1000) + " ms of every " +
+           std::to_string(rt_period_us / 1000) +
+           " ms; set it to -1 on a host whose hot cores are isolated (isolcpus= or nohz_full=)";
+  }
+  if (!isolated) {
+    return "the core is not isolated (isolcpus= or nohz_full=) and RT throttling is off: a "
+           "busy-polling SCHED_FIFO thread would starve the kernel's own work on it";
+  }
+  return "";
+}
+
+bool core_isolated(int core) {
+  if (core < 0) return false;
+  std::lock_guard lk(topo_mu());
+  hwloc_obj_t c = core_obj(core);
+  if (c == nullptr) return false;
+  for (const char* path :
+       {"/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/nohz_full"}) {
+    FILE* f = std::fopen(path, "r");
+    if (f == nullptr) continue;
+    char list[4096] = {};
+    const bool read = std::fgets(list, sizeof list, f) != nullptr;
+    std::fclose(f);
+    list[std::strcspn(list, "\n")] = '\0';
+    if (!read || list[0] == '\0' || std::strcmp(list, "(null)") == 0) continue;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    const bool in =
+        hwloc_bitmap_list_sscanf(set, list) == 0 && hwloc_bitmap_isincluded(c->cpuset, set);
+    hwloc_bitmap_free(set);
+    if (in) return true;
+  }
+  return false;
+}
+
+Placement place_this_thread(const char* name, int core, int fifo_priority, bool spins) {
   Placement p;
   std::string r = std::string(name) + ":";
   // Named for top -H, perf and gdb (at most 15 characters).
@@ -84,7 +136,15 @@ Placement place_this_thread(const char* name, int core, int fifo_priority) {
   } else {
     r += " unpinned;";
   }
-  if (fifo_priority > 0) {
+  const std::string refusal =
+      fifo_priority > 0 && spins
+          ? spinner_fifo_refusal(read_sysctl("/proc/sys/kernel/sched_rt_runtime_us", -1),
+                                 read_sysctl("/proc/sys/kernel/sched_rt_period_us", 1000000),
+                                 p.pinned && core_isolated(core))
+          : std::string();
+  if (!refusal.empty()) {
+    r += " SCHED_FIFO not used for a busy-polling thread: " + refusal + "; normal scheduling";
+  } else if (fifo_priority > 0) {
     sched_param sp{};
     sp.sched_priority = fifo_priority;
     const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);

@@ -3,6 +3,7 @@
 // bound to that core's NUMA node, SCHED_FIFO, mlockall. Every step that is not permitted (EPERM
 // as non-root, a core that does not exist) degrades to normal scheduling and says so in the
 // report: the caller logs it, nothing fails.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,25 @@ struct Placement {
   bool fifo = false;
   std::string report;  // what was done and what was refused, one line
 };
-// For the calling thread: core < 0 leaves it unpinned; fifo_priority 0 keeps SCHED_OTHER.
-Placement place_this_thread(const char* name, int core, int fifo_priority);
+// For the calling thread: core < 0 leaves it unpinned; fifo_priority 0 keeps SCHED_OTHER. A
+// thread that `spins` (busy-polls: the spin wait strategy, never yielding its core) gets
+// SCHED_FIFO only where that is safe and does not make it worse (spinner_fifo_refusal on this
+// machine's settings); else it keeps normal scheduling and the report says why.
+Placement place_this_thread(const char* name, int core, int fifo_priority, bool spins = false);
+
+// Why a busy-polling thread must not run SCHED_FIFO on its core, or "" when it may.
+// `rt_runtime_us` of every `rt_period_us` is what the kernel lets real-time threads run per core
+// (/proc/sys/kernel/sched_rt_runtime_us and sched_rt_period_us; -1: no limit); `isolated`: the
+// core is kept from the scheduler's other work (isolcpus= or nohz_full=). With the limit, a
+// SCHED_FIFO thread that never yields is stopped for the rest of each period once it used its
+// runtime (50 ms of every second by default: far worse than the preemptions it avoids); without
+// it, nothing else ever runs on that core again, the kernel's per-core work included, which only
+// an isolated core can afford (on this project's 2-core VM, a spinning SCHED_FIFO thread on each
+// core with no limit left the machine unresponsive until it was killed).
+std::string spinner_fifo_refusal(int64_t rt_runtime_us, int64_t rt_period_us, bool isolated);
+// Whether every hardware thread of hwloc core `core` is listed in /sys/devices/system/cpu/isolated
+// or nohz_full (false for core < 0, or when neither can be read).
+bool core_isolated(int core);
 // For the calling thread and every thread it starts afterwards (they inherit it): the cores
 // other than `hot` (hwloc core indexes, -1 ignored), so that the api workers and the other
 // threads keep off the hot threads' cores (which pin themselves there). When no other core is
