@@ -5,6 +5,7 @@
 // Producer pinned to CPU 0, consumer to CPU 1 (when permitted). Usage: bench_ring [items]
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -91,17 +92,26 @@ double throughput(uint64_t n) {
 
 struct Pct {
   double p50, p99, p999, p9999, max;
+  long consumer_preempted = 0;  // involuntary context switches of the consumer thread in the run
 };
+
+long involuntary_switches() {
+  rusage u{};
+  ::getrusage(RUSAGE_THREAD, &u);
+  return u.ru_nivcsw;
+}
 
 template <typename Q>
 Pct hop_latency(uint64_t n, double rate, double per_ns) {
   auto q = std::make_unique<Q>();
   std::vector<uint64_t> lat(n, 0);
   std::atomic<bool> go{false};
+  long preempted = 0;
   std::thread consumer([&] {
     pin(1);
     while (!go.load()) {
     }
+    const long before = involuntary_switches();
     uint64_t got = 0;
     while (got < n) {
       got += q->pop_some([&](const Item& it) {
@@ -109,6 +119,7 @@ Pct hop_latency(uint64_t n, double rate, double per_ns) {
         lat[it.seq] = __rdtscp(&aux) - it.stamp;
       });
     }
+    preempted = involuntary_switches() - before;
   });
   pin(0);
   go.store(true);
@@ -122,7 +133,7 @@ Pct hop_latency(uint64_t n, double rate, double per_ns) {
   consumer.join();
   std::sort(lat.begin(), lat.end());
   auto at = [&](double f) { return lat[std::min(n - 1, static_cast<uint64_t>(f * n))] / per_ns; };
-  return {at(0.5), at(0.99), at(0.999), at(0.9999), lat.back() / per_ns};
+  return {at(0.5), at(0.99), at(0.999), at(0.9999), lat.back() / per_ns, preempted};
 }
 
 }  // namespace
@@ -143,14 +154,16 @@ int main(int argc, char** argv) {
   const uint64_t m = 2'000'000;
   std::printf("## One-way hop latency at 1M items/s (%llu items; ns)\n\n",
               static_cast<unsigned long long>(m));
-  std::printf("| ring | p50 | p99 | p99.9 | p99.99 | max |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| ring | p50 | p99 | p99.9 | p99.99 | max | consumer preempted (times) |\n"
+      "|---|---|---|---|---|---|---|\n");
   for (int rep = 0; rep < 2; ++rep) {
     const Pct pb = hop_latency<Boost>(m, 1e6, per_ns);
     const Pct pt = hop_latency<Tachyon>(m, 1e6, per_ns);
-    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f |\n", Boost::kName, pb.p50, pb.p99,
-                pb.p999, pb.p9999, pb.max);
-    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f |\n", Tachyon::kName, pt.p50, pt.p99,
-                pt.p999, pt.p9999, pt.max);
+    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %ld |\n", Boost::kName, pb.p50, pb.p99,
+                pb.p999, pb.p9999, pb.max, pb.consumer_preempted);
+    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %ld |\n", Tachyon::kName, pt.p50, pt.p99,
+                pt.p999, pt.p9999, pt.max, pt.consumer_preempted);
   }
   return 0;
 }
