@@ -14,6 +14,7 @@ import collections
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,9 +34,13 @@ def main(argv):
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "sched.data")
+        # Ctrl-C stops COMMAND (a server, say) and perf, not this script: the trace is read after.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         run = subprocess.run(["perf", "record", "-q", "-e", "sched:sched_switch", "-a", "-o", data,
-                              "--"] + command)
-        if run.returncode != 0 or not os.path.exists(data):
+                              "--"] + command,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if not os.path.exists(data):
             sys.stderr.write(f"offcpu: perf record failed ({run.returncode})\n")
             return 1
         text = subprocess.run(["perf", "script", "-i", data, "-F", "cpu,time,event,trace"],
