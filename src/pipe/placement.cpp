@@ -81,8 +81,9 @@ std::string spinner_fifo_refusal(int64_t rt_runtime_us, int64_t rt_period_us, bo
            " ms; set it to -1 on a host whose hot cores are isolated (isolcpus= or nohz_full=)";
   }
   if (!isolated) {
-    return "the core is not isolated (isolcpus= or nohz_full=) and RT throttling is off: a "
-           "busy-polling SCHED_FIFO thread would starve the kernel's own work on it";
+    return "the thread is not pinned to an isolated core (isolcpus= or nohz_full=) and RT "
+           "throttling is off: a busy-polling SCHED_FIFO thread would starve the kernel's own "
+           "work on its core";
   }
   return "";
 }

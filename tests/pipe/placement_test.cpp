@@ -58,7 +58,7 @@ TEST(Placement, a_busy_polling_thread_gets_sched_fifo_only_without_throttling_on
   // No limit (-1, or a runtime of the whole period): only an isolated core.
   for (const int64_t runtime : {int64_t{-1}, int64_t{1'000'000}}) {
     const std::string shared = spinner_fifo_refusal(runtime, 1'000'000, false);
-    EXPECT_NE(shared.find("not isolated"), std::string::npos) << shared;
+    EXPECT_NE(shared.find("not pinned to an isolated core"), std::string::npos) << shared;
     EXPECT_EQ(spinner_fifo_refusal(runtime, 1'000'000, true), "");
   }
   EXPECT_FALSE(core_isolated(-1));
