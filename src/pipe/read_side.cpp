@@ -35,6 +35,14 @@ ReadSide::ReadSide(const ReadSideConfig& cfg)
 }
 
 ReadSide::AccountState& ReadSide::account(AccountIndex a) {
+  CachedAccount& c = account_cache_[a & (kAccountCache - 1)];
+  if (c.key == a + 1) return *c.s;
+  AccountState& s = make_account(a);
+  c = CachedAccount{a + 1, &s};
+  return s;
+}
+
+ReadSide::AccountState& ReadSide::make_account(AccountIndex a) {
   auto& p = astate_[a];
   if (!p) {
     p = std::make_unique<AccountState>();
@@ -69,7 +77,8 @@ ReadSide::AccountState& ReadSide::account(AccountIndex a) {
 }
 
 ReadSide::AccountState* ReadSide::find_account(AccountIndex a) {
-  if (auto f = astate_.find(a); f != astate_.end()) return f->second.get();
+  if (const CachedAccount& c = account_cache_[a & (kAccountCache - 1)]; c.key == a + 1) return c.s;
+  if (auto f = astate_.find(a); f != astate_.end()) return &account(a);
   return accounts_.find(a) != nullptr ? &account(a) : nullptr;
 }
 

@@ -33,6 +33,7 @@ void ReadSide::keep_warm(absl::FunctionRef<bool()> work_waiting) {
     AccountState* s = recent_accounts_[warm_cursor_++ % kWarmAccounts];
     if (s == nullptr) continue;
     x += astate_.find(s->view.index) != astate_.end();
+    __builtin_prefetch(&account_cache_[s->view.index & (kAccountCache - 1)]);  // account()'s look
     warm_lines(s, sizeof(AccountState));
     warm_vector(s->view.positions);
     warm_vector(s->view.keys);

@@ -473,6 +473,48 @@ TEST(ReadSideHistory, each_view_keeps_its_trades_while_the_account_trades_on) {
   trade_and_publish(3 * static_cast<int>(ReadSide::kAccountTrades + kTradeChunkMax));
 }
 
+// Accounts whose indices share their low bits (the writer's account cache is direct-mapped by
+// them) each keep their own state: balances and positions of 1,000 rounds, interleaved.
+TEST(ReadSideAccounts, accounts_whose_indices_share_low_bits_keep_their_own_state) {
+  ReadSide rs(small_read_side());
+  rs.apply(market_update(0));
+  const std::array<AccountIndex, 5> ids = {5, 5 + 1024, 5 + 4096, kFirstSubAccountIndex + 5,
+                                           kFirstSubAccountIndex + 5 + 1024};
+  std::array<Usdc, ids.size()> collateral{};
+  std::array<Lots, ids.size()> size{};
+  int64_t now_ns = kT0Ms * 1'000'000;
+  uint64_t x = 88172645463325252ull;  // xorshift64
+  for (int round = 0; round < 1000; ++round) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const size_t k = x % ids.size();
+    if (x & 1024) {
+      collateral[k] = static_cast<Usdc>(x % 1'000'000'000);
+      StateUpdate u(UpdateType::kBalance, now_ns, StateUpdate::NoZero{});
+      u.balance = BalanceUpdate{ids[k], collateral[k], 1, BalanceReason::kDeposit};
+      rs.apply(u);
+    } else {
+      size[k] = static_cast<Lots>(x % 1000) - 500;
+      StateUpdate u(UpdateType::kPosition, now_ns, StateUpdate::NoZero{});
+      u.position = PositionUpdate{ids[k], size[k], 0, 0, 0, 0, 0, 0, 0};
+      rs.apply(u);
+    }
+    if (round % 7 == 0) rs.publish(now_ns += 1'000'000, false);
+  }
+  rs.publish(now_ns += 1'000'000, false);
+  rs.accounts().reader().read([&] {
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const AccountView* v = rs.accounts().find(ids[k]);
+      ASSERT_NE(v, nullptr) << ids[k];
+      EXPECT_EQ(v->index, ids[k]);
+      EXPECT_EQ(v->collateral, collateral[k]) << ids[k];
+      Lots shown = 0;
+      for (const PositionView& p : v->positions)
+        if (p.market == 0) shown = p.size;
+      EXPECT_EQ(shown, size[k]) << ids[k];
+    }
+  });
+}
+
 // BroadcastLog records: position, two payload words and a check word, all derived from pos.
 using Rec = std::array<uint64_t, 4>;
 Rec rec(uint64_t pos) { return {pos, pos * 0x9E3779B97F4A7C15ull, ~pos, pos ^ (pos << 17) ^ 5}; }
