@@ -536,6 +536,20 @@ TEST(PublishedBroadcastLog, reads_what_was_appended_until_a_lap_overwrites_it) {
   EXPECT_FALSE(log.read(13, r));
 }
 
+// A record whose size is not a multiple of 8 bytes: its last word is padded, every byte kept.
+TEST(PublishedBroadcastLog, keeps_every_byte_of_a_record_of_odd_size) {
+  using Odd = std::array<uint8_t, 21>;
+  BroadcastLog<Odd> log(4);
+  for (uint64_t pos = 0; pos < 6; ++pos) {
+    Odd o;
+    for (size_t i = 0; i < o.size(); ++i) o[i] = static_cast<uint8_t>(pos * 31 + i * 7 + 1);
+    log.append(o);
+    Odd back{};
+    ASSERT_TRUE(log.read(pos, back));
+    EXPECT_EQ(back, o) << pos;
+  }
+}
+
 TEST(PublishedBroadcastLog, a_tailing_reader_gets_whole_records_in_order_or_learns_it_fell_behind) {
   constexpr uint64_t kN = 300'000;
   BroadcastLog<Rec> log(64);

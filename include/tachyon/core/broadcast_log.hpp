@@ -40,9 +40,19 @@ class BroadcastLog {
     // No fences (TSan does not model them): each word is a release store, so a reader whose
     // acquire load sees a new word also sees the stamp cleared before it.
     s.stamp.store(0, std::memory_order_relaxed);
-    uint64_t w[kWords] = {};
-    std::memcpy(w, &v, sizeof(T));
-    for (size_t i = 0; i < kWords; ++i) s.words[i].store(w[i], std::memory_order_release);
+    // Each word loaded straight from `v` (a copy through a zeroed buffer on the stack was ~40 more
+    // instructions per append, callgrind); a T whose size is not a multiple of 8 pads the last.
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&v);
+    for (size_t i = 0; i < sizeof(T) / 8; ++i) {
+      uint64_t w;
+      std::memcpy(&w, bytes + 8 * i, 8);
+      s.words[i].store(w, std::memory_order_release);
+    }
+    if constexpr (sizeof(T) % 8 != 0) {
+      uint64_t w = 0;
+      std::memcpy(&w, bytes + sizeof(T) / 8 * 8, sizeof(T) % 8);
+      s.words[kWords - 1].store(w, std::memory_order_release);
+    }
     s.stamp.store(pos + 1, std::memory_order_release);
     head_.store(pos + 1, std::memory_order_release);
   }
