@@ -153,6 +153,18 @@ void Engine::run_order(Ctx& c, Market& m, Account& a, uint32_t slot) {
 
 void Engine::match_and_rest(Ctx& c, Market& m, Account& taker, uint32_t slot, Ticks bound,
                             bool is_market) {
+  // The taker's and the fee account's updates of this matching go out once, at its end, whichever
+  // way it ends (a matching inside it, of another order, keeps its own).
+  struct Flush {
+    Engine& e;
+    Ctx& c;
+    Ctx::Coalesce outer;
+    ~Flush() {
+      e.flush_fills(c);
+      c.co = outer;
+    }
+  } flush{*this, c, c.co};
+  c.co = Ctx::Coalesce{static_cast<uint32_t>(&taker - accounts_.data()), m.id};
   Order& t = pool_[slot];
   bool hit_bound = false;
   while (t.remaining > 0) {
@@ -241,7 +253,12 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
   if (taker_fee + maker_fee > 0) {
     Account& fee = accounts_[kFeeAccountSlot];
     fee.collateral += taker_fee + maker_fee;
-    emit_balance(c, fee, taker_fee + maker_fee, BalanceReason::kFee);
+    if (c.co.taker_slot != 0xffffffffu) {
+      c.co.fee_due = true;
+      c.co.fee_delta += taker_fee + maker_fee;
+    } else {
+      emit_balance(c, fee, taker_fee + maker_fee, BalanceReason::kFee);
+    }
   }
   if (liquidation) {
     // A fill better than the zero price pays the improvement, up to liquidation_fee of the
@@ -326,8 +343,25 @@ void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Tick
   }
   track_holder(m, slot, p);
   c.risk(slot);
+  if (slot == c.co.taker_slot && m.id == c.co.market) {  // the matching's taker: at its end
+    c.co.position_due = c.co.balance_due = true;
+    c.co.trade_delta += a.collateral - coll_before;
+    return;
+  }
   emit_position(c, a, p);
   emit_balance(c, a, a.collateral - coll_before, BalanceReason::kTrade);
+}
+
+void Engine::flush_fills(Ctx& c) {
+  Ctx::Coalesce& co = c.co;
+  if (co.position_due || co.balance_due) {
+    const Account& a = accounts_[co.taker_slot];
+    if (co.position_due) emit_position(c, a, *a.position(co.market));
+    if (co.balance_due) emit_balance(c, a, co.trade_delta, BalanceReason::kTrade);
+  }
+  if (co.fee_due) emit_balance(c, accounts_[kFeeAccountSlot], co.fee_delta, BalanceReason::kFee);
+  co.position_due = co.balance_due = co.fee_due = false;
+  co.trade_delta = co.fee_delta = 0;
 }
 
 void Engine::rest(Ctx& c, Market& m, Account& a, uint32_t slot) {

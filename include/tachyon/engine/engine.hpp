@@ -243,6 +243,7 @@ class Engine {
   // emitters
   void emit_order(Ctx& c, UpdateType t, const Order& o, RemoveReason why = RemoveReason::kFilled);
   void emit_balance(Ctx& c, const Account& a, Usdc delta, BalanceReason why);
+  void flush_fills(Ctx& c);  // the updates a matching deferred (Ctx::Coalesce)
   void emit_position(Ctx& c, const Account& a, const Position& p);
 
   static constexpr uint32_t kFeeAccountSlot = 0;  // created first, at genesis
