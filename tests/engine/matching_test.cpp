@@ -1,5 +1,8 @@
 // Scenario tables for matching, positions, fees, self-trade prevention, reduce-only, expiry,
 // modify and the mark price.
+#include <algorithm>
+#include <map>
+
 #include "support/engine_fixture.hpp"
 
 namespace tachyon::testing {
@@ -72,6 +75,64 @@ TEST_F(Matching, fills_in_price_then_time_priority_at_the_makers_price) {
   for (auto& x : t) fees += x.taker_fee;
   EXPECT_EQ(collateral(engine.config().fee_account), fees);
   EXPECT_EQ(collateral(kBob), 100'000 * kUsdc - fees);
+}
+
+// A sweep's taker and the fee account get one position update and one balance update each, after
+// the fills and with the values after the last one; each maker gets its own at its fill.
+TEST_F(Matching, a_sweep_emits_the_takers_and_the_fee_accounts_updates_once_with_the_final_values) {
+  run_table({
+      {"alice asks 1 @ 3000", [&] { return b.limit(kAlice, N(kAlice), kEth, kAsk, 300000, kOne); },
+       Reject::kOk},
+      {"carol asks 1 @ 3001", [&] { return b.limit(kCarol, N(kCarol), kEth, kAsk, 300100, kOne); },
+       Reject::kOk},
+      {"dave asks 1 @ 3002", [&] { return b.limit(kDave, N(kDave), kEth, kAsk, 300200, kOne); },
+       Reject::kOk},
+  });
+  sink.clear();
+  run_table(
+      {{"bob buys 3 @ 3002 IOC",
+        [&] { return b.limit(kBob, N(kBob), kEth, kBid, 300200, 3 * kOne, TimeInForce::kIoc); },
+        Reject::kOk}});
+  const AccountIndex fee_account = engine.config().fee_account;
+  std::map<AccountIndex, int> positions, balances;
+  size_t last_trade = 0, first_bob = SIZE_MAX;
+  Usdc taker_fees = 0;
+  for (size_t i = 0; i < sink.updates.size(); ++i) {
+    const StateUpdate& u = sink.updates[i];
+    if (u.type == UpdateType::kTrade) {
+      last_trade = i;
+      taker_fees += u.trade.taker_fee;
+    } else if (u.type == UpdateType::kPosition) {
+      ++positions[u.position.account];
+      if (u.position.account == kBob) {
+        first_bob = std::min(first_bob, i);
+        EXPECT_EQ(u.position.size, 3 * kOne);
+        EXPECT_EQ(u.position.entry_notional, pos(kBob)->entry_notional);
+      }
+    } else if (u.type == UpdateType::kBalance) {
+      ++balances[u.balance.account];
+      if (u.balance.account == kBob) {
+        first_bob = std::min(first_bob, i);
+        EXPECT_EQ(u.balance.reason, BalanceReason::kTrade);
+        EXPECT_EQ(u.balance.collateral, collateral(kBob));
+        EXPECT_EQ(u.balance.delta, -taker_fees);
+      } else if (u.balance.account == fee_account) {
+        EXPECT_EQ(u.balance.reason, BalanceReason::kFee);
+        EXPECT_EQ(u.balance.collateral, collateral(fee_account));
+        EXPECT_EQ(u.balance.delta, taker_fees);
+      }
+    }
+  }
+  EXPECT_EQ(sink.trades().size(), 3u);
+  EXPECT_GT(taker_fees, 0);
+  EXPECT_EQ(positions[kBob], 1);
+  EXPECT_EQ(balances[kBob], 1);
+  EXPECT_EQ(balances[fee_account], 1);
+  EXPECT_GT(first_bob, last_trade);  // after the last fill
+  for (AccountIndex maker : {kAlice, kCarol, kDave}) {
+    EXPECT_EQ(positions[maker], 1) << maker;
+    EXPECT_EQ(balances[maker], 1) << maker;
+  }
 }
 
 TEST_F(Matching, realized_pnl_on_reduce_and_flip) {
