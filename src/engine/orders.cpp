@@ -253,12 +253,8 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
   if (taker_fee + maker_fee > 0) {
     Account& fee = accounts_[kFeeAccountSlot];
     fee.collateral += taker_fee + maker_fee;
-    if (c.co.taker_slot != 0xffffffffu) {
-      c.co.fee_due = true;
-      c.co.fee_delta += taker_fee + maker_fee;
-    } else {
-      emit_balance(c, fee, taker_fee + maker_fee, BalanceReason::kFee);
-    }
+    c.co.fee_due = true;  // (fill() runs only inside a matching: emitted at its end)
+    c.co.fee_delta += taker_fee + maker_fee;
   }
   if (liquidation) {
     // A fill better than the zero price pays the improvement, up to liquidation_fee of the

@@ -34,12 +34,12 @@ Placement place_this_thread(const char* name, int core, int fifo_priority, bool 
 // Why a busy-polling thread must not run SCHED_FIFO on its core, or "" when it may.
 // `rt_runtime_us` of every `rt_period_us` is what the kernel lets real-time threads run per core
 // (/proc/sys/kernel/sched_rt_runtime_us and sched_rt_period_us; -1: no limit); `isolated`: the
-// thread is pinned to a core kept from the scheduler's other work (isolcpus= or nohz_full=). With the limit, a
-// SCHED_FIFO thread that never yields is stopped for the rest of each period once it used its
-// runtime (50 ms of every second by default: far worse than the preemptions it avoids); without
-// it, nothing else ever runs on that core again, the kernel's per-core work included, which only
-// an isolated core can afford (on this project's 2-core VM, a spinning SCHED_FIFO thread on each
-// core with no limit left the machine unresponsive until it was killed).
+// thread is pinned to a core kept from the scheduler's other work (isolcpus= or nohz_full=). With
+// the limit, a SCHED_FIFO thread that never yields is stopped for the rest of each period once it
+// used its runtime (50 ms of every second by default: far worse than the preemptions it avoids);
+// without it, nothing else ever runs on that core again, the kernel's per-core work included, which
+// only an isolated core can afford (on this project's 2-core VM, a spinning SCHED_FIFO thread on
+// each core with no limit left the machine unresponsive until it was killed).
 std::string spinner_fifo_refusal(int64_t rt_runtime_us, int64_t rt_period_us, bool isolated);
 // Whether every hardware thread of hwloc core `core` is listed in /sys/devices/system/cpu/isolated
 // or nohz_full (false for core < 0, or when neither can be read).
