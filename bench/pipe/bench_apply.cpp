@@ -80,7 +80,7 @@ struct Row {
 // 1%, the apply time's median and p90, its median per update, and the phases' medians (µs). The
 // apply time grows with the batch's size, so the p99 is where the size distribution's tail
 // meets the cost per update.
-std::string size_table(std::span<const pipe::Pipeline::BatchSample> samples, uint32_t slow) {
+std::string size_table(std::span<const pipe::BatchSample> samples, uint32_t slow) {
   static constexpr uint32_t kEdges[] = {1, 10, 20, 40, 60, 80, 100, UINT32_MAX};
   std::string out;
   for (size_t b = 0; b + 1 < std::size(kEdges); ++b) {
@@ -218,8 +218,8 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
   // order tree on first use (p99_all: every batch).
   std::vector<uint32_t> ns, cpu, wall, all;
   uint64_t updates = 0, updates_after_warm = 0;
-  const std::vector<pipe::Pipeline::BatchSample> every = pl.batch_samples();
-  const std::span<const pipe::Pipeline::BatchSample> samples(every.data() + every.size() / 4,
+  const std::vector<pipe::BatchSample> every = pl.batch_samples();
+  const std::span<const pipe::BatchSample> samples(every.data() + every.size() / 4,
                                                              every.size() - every.size() / 4);
   for (const auto& s : every) {
     all.push_back(s.ns - std::min(s.ns, s.wait_ns));

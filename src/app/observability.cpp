@@ -60,7 +60,7 @@ void Observability::attach(store::Journal* journal, pipe::Pipeline& pipeline,
   r.counter_fn("tachyon_apply_batches", "Apply batches since start", "",
                [&pipeline] { return double(pipeline.stats().apply_batches); });
   r.counter_fn("tachyon_book_snapshots", "Book snapshots published since start", "",
-               [&pipeline] { return double(pipeline.stats().snapshots); });
+               [&pipeline] { return double(pipeline.stats().book_publications); });
   r.gauge_fn("tachyon_connections", "Open client connections", "",
              [&shared] { return double(shared.connections.load()); });
   api::ApiMetrics& m = shared.metrics;

@@ -49,7 +49,7 @@ ReadSide::AccountState& ReadSide::make_account(AccountIndex a) {
     p->view.index = a;
     p->view.master = a;
     // An account seeded at start has only its published view until its first update: the state
-    // starts from that view (seed() makes views, not states, so a start stays fast at 1M
+    // starts from that view (the seeding makes views, not states, so a start stays fast at 1M
     // accounts), which find() makes from the account base if nobody has used the account yet.
     // Only this thread publishes, so the view is current.
     if (const AccountView* v = accounts_.find(a)) {

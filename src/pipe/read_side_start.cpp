@@ -95,12 +95,6 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
   publish(now_ns, /*force_history=*/true, /*force_orders=*/true);
 }
 
-void ReadSide::seed(const Engine& e, int64_t now_ns) {
-  seed_markets(e, now_ns);
-  seed_accounts(e, now_ns, 0, e.accounts().size());
-  seed_done(now_ns);
-}
-
 void ReadSide::seed_done(int64_t now_ns) { publish(now_ns, true); }
 
 void ReadSide::seed_markets(const Engine& e, int64_t now_ns) {

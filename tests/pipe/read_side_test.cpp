@@ -241,7 +241,9 @@ TEST(ReadSideFromEngine, index_open_interest_and_imf_follow_the_engine_when_mark
   ReadSide rs(small_read_side());
   RecordingSink sink;  // its updates go to the read side as the apply thread would give them
   TxBuilder b;
-  rs.seed(e, 0);
+  rs.seed_markets(e, 0);
+  rs.seed_accounts(e, 0, 0, e.accounts().size());
+  rs.seed_done(0);
   for (const Tx& tx :
        {b.create_market(0, demo_market_params(), 300000), b.deposit(100, kUsdcScale << 20),
         b.deposit(101, kUsdcScale << 20), b.deposit(102, kUsdcScale << 20),

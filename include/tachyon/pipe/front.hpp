@@ -1,6 +1,6 @@
 #pragma once
-// What an api worker may touch of the pipeline (ARCHITECTURE.md: the api uses pipe's read side
-// only): its own ingress ring (submit) and result ring (poll_results, result_bell), the read side
+// What an api worker may touch of the pipeline (docs/ARCHITECTURE.md "Module map": the api uses
+// pipe's read side only): its own ingress ring (submit) and result ring (poll_results), the read side
 // (market and account views, histories, the update log), the published book snapshots and their
 // delta history. Nothing of the engine, the journal or the committer: the Pipeline behind it
 // (pipeline.hpp, seen only by the app) owns those.
@@ -49,7 +49,6 @@ class Front {
   // Worker `w`: hands its routed results to f, at most `limit`; returns how many.
   virtual size_t poll_results(uint32_t w, absl::FunctionRef<void(const Result&)> f,
                               size_t limit = 256) = 0;
-  virtual Doorbell& result_bell(uint32_t w) = 0;
   // Called by the apply thread after each batch it published or results it routed (api workers
   // wake their io_context with it). Set before the pipeline starts.
   virtual void set_notify(std::function<void()> f) = 0;

@@ -29,7 +29,7 @@
 #include "tachyon/pipe/small_orders.hpp"
 
 namespace tachyon {
-class Engine;  // seed() and restore_history() read it before the apply thread starts (the app)
+class Engine;  // the seeding and restore_history() read it before the apply thread starts (the app)
 struct Market;
 struct Account;
 struct Order;
@@ -253,7 +253,7 @@ struct AccountView {
   }
 };
 
-// An account's first view, as seed() and the account base make it: `orders` (any order) become
+// An account's first view, as seeding and the account base make it: `orders` (any order) become
 // its open orders, sorted by index, stamped `now_ns`.
 std::unique_ptr<AccountView> first_view(const Account& a, std::vector<OrderView>& orders,
                                         int64_t now_ns, size_t orders_in_view);
@@ -357,7 +357,9 @@ struct ReadSideConfig {
   int64_t history_interval_ns = 20'000'000;
   // A history publication brings the recycled MarketHistory up to date with what changed since
   // it was published (new and closed candles, the open one, new trades and fundings) instead of
-  // copying every array (up to ~370 KB a market). false: the full copy (the benchmark baseline).
+  // copying every array (up to ~370 KB a market). false: the full copy, kept as the oracle of the
+  // incremental publication's test and bench_history's same-run baseline; the server never
+  // sets it (docs/ARCHITECTURE.md "Choices kept on purpose").
   bool history_incremental = true;
   // An account's open orders up to this many are chunks of up to 8 orders copied on write
   // (small_orders.hpp): a change copies one chunk, a new view the table of chunk pointers, and
@@ -382,18 +384,17 @@ class ReadSide {
   ReadSide(const ReadSide&) = delete;
   ReadSide& operator=(const ReadSide&) = delete;
 
-  // Before the apply thread starts: the views of a recovered engine's state (candles and trade
-  // history start empty: they are not part of the engine state).
-  void seed(const Engine& e, int64_t now_ns);
-  // seed() in parts, so that the accounts can be seeded by several threads: seed_markets first,
-  // then seed_accounts over disjoint ranges of e.accounts() (any threads, at once), then
-  // seed_done once they all returned.
+  // Before the apply thread starts, the views of a recovered engine's state (candles and trade
+  // history start empty: they are not part of the engine state), in parts so that the accounts
+  // can be seeded by several threads (ReadModel): seed_markets first, then seed_accounts over
+  // disjoint ranges of e.accounts() (any threads, at once), then seed_done once they all
+  // returned.
   void seed_markets(const Engine& e, int64_t now_ns);
   void seed_accounts(const Engine& e, int64_t now_ns, size_t begin, size_t end);
   // The same for the accounts listed (any order; repeats and unknown ones skipped).
   void seed_listed(const Engine& e, int64_t now_ns, std::span<const AccountIndex> accounts);
   void seed_done(int64_t now_ns);
-  // Before the apply thread starts, after seed(): the market histories a previous run saved
+  // Before the apply thread starts, after the seeding: the market histories a previous run saved
   // (recent trades, candles, funding payments) and the accounts' recent trades, then the trades
   // and funding payments of the journal replay that they do not have yet (newer trade id, later
   // funding time). The saved account lists must hold no trade newer than their market's saved
