@@ -5,3 +5,7 @@ if(TACHYON_SANITIZE)
   string(REPLACE ",fuzzer-no-link" "" TACHYON_SANITIZE_LINK "${TACHYON_SANITIZE}")
   add_link_options(-fsanitize=${TACHYON_SANITIZE_LINK})
 endif()
+# Sanitizer builds also check thread ownership (core/thread_owner.hpp), as Debug builds do.
+if(TACHYON_SANITIZE)
+  add_compile_definitions(TACHYON_CHECK_OWNERS=1)
+endif()

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks that every module includes only what shared/design/ARCHITECTURE.md's table allows.
+"""Checks that every module includes only what docs/ARCHITECTURE.md's module table
+("Module map") allows.
 
 A module is a folder under include/tachyon/<module>/ and src/<module>/. For each file the check
 follows its tachyon includes transitively (what a file includes, it depends on) and reports

@@ -1,4 +1,4 @@
-// Engine benchmarks (issue 2), results in docs/PERFORMANCE.md:
+// Engine benchmarks, results in docs/PERFORMANCE.md:
 //  1. Google Benchmark ns/op of place / cancel / market-take / mixed on a realistic book, for the
 //     full engine, the engine's book alone, the naive std::map reference book, and both engine
 //     variants again with their tables sized to the working set (books.hpp);

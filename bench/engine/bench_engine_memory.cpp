@@ -1,4 +1,4 @@
-// Memory of the engine at scale (issue 2, part 5): 1M accounts and 100 markets × 10k resting
+// Memory of the engine at scale: 1M accounts and 100 markets × 10k resting
 // orders. Bytes are measured three ways: live heap bytes counted in the replaced operator new
 // (malloc_usable_size of each block), glibc's mallinfo2(), and the resident set (/proc/self/statm:
 // pages actually touched). Results in docs/PERFORMANCE.md.

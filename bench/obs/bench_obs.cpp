@@ -1,4 +1,4 @@
-// What the instruments cost (issue 6): ns per operation of each recording primitive, and the
+// What the instruments cost: ns per operation of each recording primitive, and the
 // pipeline's throughput with the instruments off (no PipeMetrics), on (histograms + flight
 // recorder, the production default) and with the load-test detail, measured in the same run with
 // the modes interleaved round by round so drift on the machine hits all three alike.

@@ -1,6 +1,6 @@
 // The apply thread's time per batch (drain the apply ring, update the read side, publish the
 // changed book snapshots, markets and accounts) at a target of 20k and 200k updates/s, over a
-// book of realistic depth, through the real pipeline (issue 4, "Measured").
+// book of realistic depth, through the real pipeline.
 //
 // Each row starts a fresh pipeline (no journal, spin_then_park) on market 0 with 200 funded
 // accounts and a book of 2 x 400 price levels holding 1-12 orders each (~5,200 resting orders).

@@ -1,4 +1,4 @@
-// The sequencer per tx type (issue 4): ring-in -> update-out, i.e. from the moment the sequencer
+// The sequencer per tx type: ring-in -> update-out, i.e. from the moment the sequencer
 // takes a tx from its ingress ring (Result::t_seq_ns) to the moment the tx's last update (its
 // result) went into the apply ring (Result::t_exec_ns): engine execution plus the hand-off of
 // every update it emitted. Also the ingress hop (submit -> taken). One worker submits a mixed

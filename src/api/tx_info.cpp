@@ -28,12 +28,9 @@ bool is_operator_tx_type(int t) { return t == 1 || t == 60 || t == 61 || t == 62
 
 namespace {
 
-struct Fields {
-  Tx& tx;
-  Signature& sig;
-  bool& has_sig;
-  std::string& err;
-  uint32_t seen = 0;  // bit per required field found
+// The required fields found so far.
+struct ParseSeen {
+  bool account = false, nonce = false;
 };
 
 // The value's JSON type; false for a malformed value (never the throwing conversion: a
@@ -87,13 +84,203 @@ bool order_field(std::string_view k, sj::ondemand::value v, CreateOrderTx& o) {
   return true;  // unknown order fields are ignored, as before
 }
 
-}  // namespace
-
-Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::string& error) {
-  if (!is_user_tx_type(tx_type) && !is_operator_tx_type(tx_type)) {
-    error = "unsupported tx_type " + std::to_string(tx_type);
-    return Reject::kUnsupportedTxType;
+// L2TxAttributes: skip-nonce, the market of a CancelAll, the self-trade mode of an order;
+// integrator fees, self-trade equality and the order version are accepted and not used.
+bool attributes_field(sj::ondemand::value v, Tx& tx, std::string& why) {
+  if (is_null(v)) return true;
+  sj::ondemand::object attrs;
+  if (v.get_object().get(attrs)) return false;
+  const TxType t = tx.h.type;
+  for (auto a : attrs) {
+    std::string_view ak;
+    sj::ondemand::value av;
+    int64_t x = 0;
+    bool ok = !a.unescaped_key().get(ak) && !a.value().get(av) && get_i64(av, x);
+    if (!ok) {
+    } else if (ak == "4") {
+      if (x == 1) tx.h.flags |= kTxFlagSkipNonce;
+    } else if (ak == "5" && t == TxType::kCancelAllOrders) {
+      ok = x >= 0 && x <= 255;
+      tx.cancel_all.market = static_cast<MarketId>(x);
+    } else if (ak == "6" && t == TxType::kCreateOrder) {
+      ok = x >= 0 && x <= 3;
+      tx.order.stp = static_cast<StpMode>(x);
+    } else if (!(ak == "1" || ak == "2" || ak == "3" || ak == "7" || ak == "8")) {
+      ok = false;
+    }
+    if (!ok) {
+      why = "invalid L2TxAttributes entry " + std::string(ak);
+      return false;
+    }
   }
+  return true;
+}
+
+// The fields every tx has; false when `k` is not one of them (`ok` untouched).
+bool header_field(std::string_view k, sj::ondemand::value v, bool user, SignedTx& out,
+                  ParseSeen& seen, bool& ok, std::string& why) {
+  constexpr int64_t kU48 = (int64_t{1} << 48) - 1;
+  Tx& tx = out.tx;
+  if (user && (k == "AccountIndex" || k == "FromAccountIndex")) {
+    ok = set_int(v, tx.h.account, 0, kU48);
+    seen.account = true;
+  } else if (user && k == "ApiKeyIndex") {
+    ok = set_int(v, tx.h.api_key_index, 0, 254);
+  } else if (k == "ExpiredAt") {
+    ok = set_int(v, tx.h.expired_at_ms, 0, INT64_MAX);
+  } else if (k == "Nonce") {
+    ok = set_int(v, tx.h.nonce, 0, INT64_MAX);
+    seen.nonce = true;
+  } else if (k == "Sig") {
+    std::string_view s;
+    if (is_null(v)) return true;
+    ok = !v.get_string().get(s) && from_base64(s, out.sig.data(), out.sig.size());
+    out.has_sig = ok;
+  } else if (k == "L2TxAttributes") {
+    ok = attributes_field(v, tx, why);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// CreateGroupedOrders: its grouping and up to 3 orders.
+bool grouped_field(std::string_view k, sj::ondemand::value v, CreateGroupedOrdersTx& g,
+                   std::string& why) {
+  if (k == "GroupingType") return set_int(v, g.grouping, 0, 255);  // the engine checks which
+  if (k != "Orders") return true;
+  sj::ondemand::array arr;
+  g.count = 0;
+  if (v.get_array().get(arr)) {  // not an array: nothing to iterate (simdjson UB)
+    why = "Orders must be an array of orders";
+    return false;
+  }
+  for (auto item : arr) {
+    sj::ondemand::object oo;
+    if (g.count >= 3 || item.get_object().get(oo)) return false;
+    CreateOrderTx& o = g.orders[g.count++];
+    o.order_expiry_ms = 0;
+    for (auto f : oo) {
+      std::string_view ok2;
+      sj::ondemand::value vv;
+      // never iterate on past an error
+      if (f.unescaped_key().get(ok2) || f.value().get(vv) || !order_field(ok2, vv, o)) return false;
+    }
+  }
+  return true;
+}
+
+// CancelOrder, CancelAllOrders, ModifyOrder.
+bool order_admin_field(std::string_view k, sj::ondemand::value v, Tx& tx) {
+  constexpr int64_t kU48 = (int64_t{1} << 48) - 1;
+  switch (tx.h.type) {
+    case TxType::kCancelOrder:
+      if (k == "MarketIndex") return set_int(v, tx.cancel.market, 0, 254);
+      if (k == "Index") return set_int(v, tx.cancel.index, 0, INT64_MAX);
+      return true;
+    case TxType::kCancelAllOrders:
+      if (k == "TimeInForce") return set_int(v, tx.cancel_all.tif, 0, 2);
+      if (k == "Time") return set_int(v, tx.cancel_all.time_ms, 0, INT64_MAX);
+      return true;
+    default: break;
+  }
+  auto& m = tx.modify;
+  if (k == "MarketIndex") return set_int(v, m.market, 0, 254);
+  if (k == "Index") return set_int(v, m.index, 0, INT64_MAX);
+  if (k == "BaseAmount") return set_int(v, m.base_amount, 0, kU48);
+  if (k == "Price") return set_int(v, m.price, 0, 0xffffffffll);
+  if (k == "TriggerPrice") return set_int(v, m.trigger_price, 0, 0xffffffffll);
+  return true;
+}
+
+bool hex_field(sj::ondemand::value v, uint8_t* out, size_t n, bool empty_ok) {
+  std::string_view s;
+  return !v.get_string().get(s) && ((empty_ok && s.empty()) || from_hex(s, out, n));
+}
+
+// Transfer, Withdraw, ChangePubKey, UpdateLeverage, UpdateMargin.
+bool account_field(std::string_view k, sj::ondemand::value v, Tx& tx) {
+  constexpr int64_t kU48 = (int64_t{1} << 48) - 1;
+  switch (tx.h.type) {
+    case TxType::kTransfer: {
+      auto& x = tx.transfer;
+      if (k == "ToAccountIndex") return set_int(v, x.to_account, 0, kU48);
+      if (k == "AssetIndex") return set_int(v, x.asset, 0, 255);
+      if (k == "Amount") return set_int(v, x.amount, 0, INT64_MAX);
+      if (k == "USDCFee") return set_int(v, x.fee, 0, INT64_MAX);
+      if (k == "Memo") return hex_field(v, x.memo.data(), x.memo.size(), true);
+      return true;
+    }
+    case TxType::kWithdraw:
+      if (k == "AssetIndex") return set_int(v, tx.withdraw.asset, 0, 255);
+      if (k == "Amount") return set_int(v, tx.withdraw.amount, 0, INT64_MAX);
+      return true;
+    case TxType::kChangePubKey:
+      if (k == "PubKey")
+        return hex_field(v, tx.change_key.pubkey.data(), tx.change_key.pubkey.size(), false);
+      if (k == "TargetApiKeyIndex") return set_int(v, tx.change_key.target_key_index, 0, 254);
+      return true;
+    case TxType::kUpdateLeverage:
+      if (k == "MarketIndex") return set_int(v, tx.leverage.market, 0, 254);
+      if (k == "InitialMarginFraction") return set_int(v, tx.leverage.imf, 0, 10000);
+      if (k == "MarginMode") return set_int(v, tx.leverage.margin_mode, 0, 1);
+      return true;
+    case TxType::kUpdateMargin:
+      if (k == "MarketIndex") return set_int(v, tx.margin.market, 0, 254);
+      if (k == "USDCAmount") return set_int(v, tx.margin.amount, 0, INT64_MAX);
+      if (k == "Direction") return set_int(v, tx.margin.direction, 0, 1);
+      return true;
+    default: return true;
+  }
+}
+
+// The operator's txs: Deposit, FundingTick, SetMarketStatus, SetIndexPrice.
+bool operator_field(std::string_view k, sj::ondemand::value v, Tx& tx) {
+  constexpr int64_t kU48 = (int64_t{1} << 48) - 1;
+  switch (tx.h.type) {
+    case TxType::kDeposit: {
+      auto& d = tx.deposit;
+      if (k == "ToAccountIndex") return set_int(v, d.to_account, 0, kU48);
+      if (k == "Amount") return set_int(v, d.amount, 0, INT64_MAX);
+      if (k == "KeyIndex") return set_int(v, d.api_key_index, 0, 254);
+      if (k == "PubKey") return hex_field(v, d.pubkey.data(), d.pubkey.size(), false);
+      if (k == "L1Address") return hex_field(v, d.l1_address.data(), d.l1_address.size(), false);
+      return true;
+    }
+    case TxType::kFundingTick:
+      if (k == "MarketIndex") return set_int(v, tx.funding.market, 0, 255);
+      return true;
+    case TxType::kSetMarketStatus:
+      if (k == "MarketIndex") return set_int(v, tx.market_status.market, 0, 254);
+      if (k == "Status") return set_int(v, tx.market_status.status, 0, 3);
+      return true;
+    case TxType::kSetIndexPrice:
+      if (k == "MarketIndex") return set_int(v, tx.set_index.market, 0, 254);
+      if (k == "IndexPrice") return set_int(v, tx.set_index.index_price, 0, 0xffffffffll);
+      return true;
+    default: return true;
+  }
+}
+
+// A field of the tx type's own body; unknown fields are ignored.
+bool body_field(std::string_view k, sj::ondemand::value v, Tx& tx, std::string& why) {
+  switch (tx.h.type) {
+    case TxType::kCreateOrder: return order_field(k, v, tx.order);
+    case TxType::kCreateGroupedOrders: return grouped_field(k, v, tx.grouped, why);
+    case TxType::kCancelOrder:
+    case TxType::kCancelAllOrders:
+    case TxType::kModifyOrder: return order_admin_field(k, v, tx);
+    case TxType::kTransfer:
+    case TxType::kWithdraw:
+    case TxType::kChangePubKey:
+    case TxType::kUpdateLeverage:
+    case TxType::kUpdateMargin: return account_field(k, v, tx);
+    default: return operator_field(k, v, tx);
+  }
+}
+
+// The defaults a field may override.
+void init_tx(int tx_type, SignedTx& out) {
   out = SignedTx{};
   Tx& tx = out.tx;
   tx.h.type = static_cast<TxType>(tx_type);
@@ -101,6 +288,17 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
   if (tx.h.type == TxType::kFundingTick) tx.funding.market = kAllMarkets;
   if (tx.h.type == TxType::kTransfer) tx.transfer.asset = 3;
   if (tx.h.type == TxType::kWithdraw) tx.withdraw.asset = 3;
+}
+
+}  // namespace
+
+Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::string& error) {
+  if (!is_user_tx_type(tx_type) && !is_operator_tx_type(tx_type)) {
+    error = "unsupported tx_type " + std::to_string(tx_type);
+    return Reject::kUnsupportedTxType;
+  }
+  init_tx(tx_type, out);
+  Tx& tx = out.tx;
   static thread_local sj::ondemand::parser parser;
   sj::padded_string padded(json);
   sj::ondemand::document doc;
@@ -109,9 +307,8 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
     error = "tx_info is not a JSON object";
     return Reject::kInvalidTxInfo;
   }
-  const int64_t kMax = INT64_MAX;
-  bool account_seen = false, nonce_seen = false;
-  constexpr int64_t kU48 = (int64_t{1} << 48) - 1;
+  const bool user = is_user_tx_type(tx_type);  // operator txs carry no signer account or key
+  ParseSeen seen;
   for (auto field : obj) {
     std::string_view k;
     sj::ondemand::value v;
@@ -120,183 +317,14 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
       return Reject::kInvalidTxInfo;
     }
     bool ok = true;
-    const TxType t = tx.h.type;
-    const bool user = is_user_tx_type(tx_type);  // operator txs carry no signer account or key
-    if (user && (k == "AccountIndex" || k == "FromAccountIndex")) {
-      ok = set_int(v, tx.h.account, 0, kU48);
-      account_seen = true;
-    } else if (user && k == "ApiKeyIndex") {
-      ok = set_int(v, tx.h.api_key_index, 0, 254);
-    } else if (k == "ExpiredAt") {
-      ok = set_int(v, tx.h.expired_at_ms, 0, kMax);
-    } else if (k == "Nonce") {
-      ok = set_int(v, tx.h.nonce, 0, kMax);
-      nonce_seen = true;
-    } else if (k == "Sig") {
-      std::string_view s;
-      if (is_null(v)) continue;
-      ok = !v.get_string().get(s) && from_base64(s, out.sig.data(), out.sig.size());
-      out.has_sig = ok;
-    } else if (k == "L2TxAttributes") {
-      if (is_null(v)) continue;
-      sj::ondemand::object attrs;
-      if (v.get_object().get(attrs)) {
-        ok = false;
-      } else {
-        for (auto a : attrs) {
-          std::string_view ak;
-          sj::ondemand::value av;
-          int64_t x = 0;
-          if (a.unescaped_key().get(ak) || a.value().get(av) || !get_i64(av, x)) {
-            ok = false;
-            break;
-          }
-          if (ak == "4") {
-            if (x == 1) tx.h.flags |= kTxFlagSkipNonce;
-          } else if (ak == "5" && t == TxType::kCancelAllOrders) {
-            ok = x >= 0 && x <= 255;
-            tx.cancel_all.market = static_cast<MarketId>(x);
-          } else if (ak == "6" && t == TxType::kCreateOrder) {
-            ok = x >= 0 && x <= 3;
-            tx.order.stp = static_cast<StpMode>(x);
-          } else if (ak == "1" || ak == "2" || ak == "3" || ak == "7" || ak == "8") {
-            // integrator fees, self-trade equality, order version: accepted, not used
-          } else {
-            ok = false;
-          }
-          if (!ok) {
-            error = "invalid L2TxAttributes entry " + std::string(ak);
-            return Reject::kInvalidTxInfo;
-          }
-        }
-      }
-    } else if (t == TxType::kCreateOrder) {
-      ok = order_field(k, v, tx.order);
-    } else if (t == TxType::kCreateGroupedOrders) {
-      auto& g = tx.grouped;
-      if (k == "GroupingType") {
-        ok = set_int(v, g.grouping, 0, 255);  // the engine says which groupings exist
-      } else if (k == "Orders") {
-        sj::ondemand::array arr;
-        g.count = 0;
-        if (v.get_array().get(arr)) {  // not an array: nothing to iterate (simdjson UB)
-          error = "Orders must be an array of orders";
-          return Reject::kInvalidTxInfo;
-        }
-        for (auto item : arr) {
-          sj::ondemand::object oo;
-          if (!ok || g.count >= 3 || item.get_object().get(oo)) {
-            ok = false;
-            break;
-          }
-          CreateOrderTx& o = g.orders[g.count++];
-          o.order_expiry_ms = 0;
-          for (auto f : oo) {
-            std::string_view ok2;
-            sj::ondemand::value vv;
-            if (f.unescaped_key().get(ok2) || f.value().get(vv) || !order_field(ok2, vv, o)) {
-              ok = false;
-              break;
-            }
-          }
-          if (!ok) break;  // never iterate on past an error
-        }
-      }
-    } else if (t == TxType::kCancelOrder) {
-      if (k == "MarketIndex")
-        ok = set_int(v, tx.cancel.market, 0, 254);
-      else if (k == "Index")
-        ok = set_int(v, tx.cancel.index, 0, kMax);
-    } else if (t == TxType::kCancelAllOrders) {
-      if (k == "TimeInForce")
-        ok = set_int(v, tx.cancel_all.tif, 0, 2);
-      else if (k == "Time")
-        ok = set_int(v, tx.cancel_all.time_ms, 0, kMax);
-    } else if (t == TxType::kModifyOrder) {
-      auto& m = tx.modify;
-      if (k == "MarketIndex")
-        ok = set_int(v, m.market, 0, 254);
-      else if (k == "Index")
-        ok = set_int(v, m.index, 0, kMax);
-      else if (k == "BaseAmount")
-        ok = set_int(v, m.base_amount, 0, kU48);
-      else if (k == "Price")
-        ok = set_int(v, m.price, 0, 0xffffffffll);
-      else if (k == "TriggerPrice")
-        ok = set_int(v, m.trigger_price, 0, 0xffffffffll);
-    } else if (t == TxType::kTransfer) {
-      auto& x = tx.transfer;
-      if (k == "ToAccountIndex")
-        ok = set_int(v, x.to_account, 0, kU48);
-      else if (k == "AssetIndex")
-        ok = set_int(v, x.asset, 0, 255);
-      else if (k == "Amount")
-        ok = set_int(v, x.amount, 0, kMax);
-      else if (k == "USDCFee")
-        ok = set_int(v, x.fee, 0, kMax);
-      else if (k == "Memo") {
-        std::string_view s;
-        ok = !v.get_string().get(s) && (s.empty() || from_hex(s, x.memo.data(), x.memo.size()));
-      }
-    } else if (t == TxType::kWithdraw) {
-      if (k == "AssetIndex")
-        ok = set_int(v, tx.withdraw.asset, 0, 255);
-      else if (k == "Amount")
-        ok = set_int(v, tx.withdraw.amount, 0, kMax);
-    } else if (t == TxType::kChangePubKey) {
-      if (k == "PubKey") {
-        std::string_view s;
-        ok = !v.get_string().get(s) &&
-             from_hex(s, tx.change_key.pubkey.data(), tx.change_key.pubkey.size());
-      } else if (k == "TargetApiKeyIndex") {
-        ok = set_int(v, tx.change_key.target_key_index, 0, 254);
-      }
-    } else if (t == TxType::kUpdateLeverage) {
-      if (k == "MarketIndex")
-        ok = set_int(v, tx.leverage.market, 0, 254);
-      else if (k == "InitialMarginFraction")
-        ok = set_int(v, tx.leverage.imf, 0, 10000);
-      else if (k == "MarginMode")
-        ok = set_int(v, tx.leverage.margin_mode, 0, 1);
-    } else if (t == TxType::kUpdateMargin) {
-      if (k == "MarketIndex")
-        ok = set_int(v, tx.margin.market, 0, 254);
-      else if (k == "USDCAmount")
-        ok = set_int(v, tx.margin.amount, 0, kMax);
-      else if (k == "Direction")
-        ok = set_int(v, tx.margin.direction, 0, 1);
-    } else if (t == TxType::kDeposit) {
-      auto& d = tx.deposit;
-      if (k == "ToAccountIndex")
-        ok = set_int(v, d.to_account, 0, kU48);
-      else if (k == "Amount")
-        ok = set_int(v, d.amount, 0, kMax);
-      else if (k == "KeyIndex")
-        ok = set_int(v, d.api_key_index, 0, 254);
-      else if (k == "L1Address" || k == "PubKey") {
-        std::string_view s;
-        ok = !v.get_string().get(s) &&
-             (k == "PubKey" ? from_hex(s, d.pubkey.data(), d.pubkey.size())
-                            : from_hex(s, d.l1_address.data(), d.l1_address.size()));
-      }
-    } else if (t == TxType::kFundingTick) {
-      if (k == "MarketIndex") ok = set_int(v, tx.funding.market, 0, 255);
-    } else if (t == TxType::kSetMarketStatus) {
-      if (k == "MarketIndex")
-        ok = set_int(v, tx.market_status.market, 0, 254);
-      else if (k == "Status")
-        ok = set_int(v, tx.market_status.status, 0, 3);
-    } else if (t == TxType::kSetIndexPrice) {
-      if (k == "MarketIndex")
-        ok = set_int(v, tx.set_index.market, 0, 254);
-      else if (k == "IndexPrice")
-        ok = set_int(v, tx.set_index.index_price, 0, 0xffffffffll);
-    }
+    std::string why;  // empty: "invalid value for <key>"
+    if (!header_field(k, v, user, out, seen, ok, why)) ok = body_field(k, v, tx, why);
     if (!ok) {
-      error = "invalid value for " + std::string(k);
+      error = why.empty() ? "invalid value for " + std::string(k) : why;
       return Reject::kInvalidTxInfo;
     }
   }
+  const bool nonce_seen = seen.nonce, account_seen = seen.account;
   if (!nonce_seen) {
     error = "missing field Nonce";
     return Reject::kInvalidTxInfo;
@@ -310,17 +338,10 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
   return Reject::kOk;
 }
 
-std::string tx_info_json(const Tx& tx, const Signature* sig) {
-  std::string s;
-  JsonWriter w(s);
-  w.obj();
-  const TxType t = tx.h.type;
-  if (is_user_tx_type(static_cast<int>(t))) {
-    w.kv_i(t == TxType::kTransfer || t == TxType::kWithdraw ? "FromAccountIndex" : "AccountIndex",
-           tx.h.account);
-    w.kv_i("ApiKeyIndex", tx.h.api_key_index);
-  }
-  switch (t) {
+namespace {
+// The tx type's own fields, in Lighter's order.
+void write_body(JsonWriter& w, const Tx& tx) {
+  switch (tx.h.type) {
     case TxType::kCreateOrder: write_order_fields(w, tx.order); break;
     case TxType::kCreateGroupedOrders:
       w.kv_i("GroupingType", static_cast<int>(tx.grouped.grouping)).key("Orders").arr();
@@ -380,21 +401,42 @@ std::string tx_info_json(const Tx& tx, const Signature* sig) {
       break;
     default: break;
   }
-  w.kv_i("ExpiredAt", tx.h.expired_at_ms).kv_i("Nonce", tx.h.nonce);
-  if (sig != nullptr) w.kv_s("Sig", to_base64(sig->data(), sig->size()));
+}
+
+// L2TxAttributes: null unless skip-nonce, a CancelAll's market or an order's self-trade mode
+// is set.
+void write_attributes(JsonWriter& w, const Tx& tx) {
+  const TxType t = tx.h.type;
   w.key("L2TxAttributes");
   const bool skip = tx.h.flags & kTxFlagSkipNonce;
   const bool cam = t == TxType::kCancelAllOrders && tx.cancel_all.market != kAllMarkets;
   const bool stp = t == TxType::kCreateOrder && tx.order.stp != StpMode::kExpireMaker;
   if (!skip && !cam && !stp) {
     w.null();
-  } else {
-    w.obj();
-    if (skip) w.kv_i("4", 1);
-    if (cam) w.kv_i("5", tx.cancel_all.market);
-    if (stp) w.kv_i("6", tx.order.stp);
-    w.end_obj();
+    return;
   }
+  w.obj();
+  if (skip) w.kv_i("4", 1);
+  if (cam) w.kv_i("5", tx.cancel_all.market);
+  if (stp) w.kv_i("6", tx.order.stp);
+  w.end_obj();
+}
+}  // namespace
+
+std::string tx_info_json(const Tx& tx, const Signature* sig) {
+  std::string s;
+  JsonWriter w(s);
+  w.obj();
+  const TxType t = tx.h.type;
+  if (is_user_tx_type(static_cast<int>(t))) {
+    w.kv_i(t == TxType::kTransfer || t == TxType::kWithdraw ? "FromAccountIndex" : "AccountIndex",
+           tx.h.account);
+    w.kv_i("ApiKeyIndex", tx.h.api_key_index);
+  }
+  write_body(w, tx);
+  w.kv_i("ExpiredAt", tx.h.expired_at_ms).kv_i("Nonce", tx.h.nonce);
+  if (sig != nullptr) w.kv_s("Sig", to_base64(sig->data(), sig->size()));
+  write_attributes(w, tx);
   w.end_obj();
   return s;
 }

@@ -1,4 +1,4 @@
-// WorkerLogic, WebSocket side: the Lighter protocol (LIGHTER_API.md §2): greeting, subscribe /
+// WorkerLogic, WebSocket side: the Lighter protocol (docs/ARCHITECTURE.md "WebSocket channels"): greeting, subscribe /
 // unsubscribe, snapshots then deltas, JSON ping/pong, jsonapi/sendtx(batch); and the fan-out of
 // results and read-side changes to this worker's connections.
 #include <zlib.h>
@@ -228,7 +228,7 @@ void WorkerLogic::ws_closed(const std::shared_ptr<WsConn>& c) {
     SignedTx st = *c->on_disconnect;
     c->on_disconnect.reset();
     std::string msg;
-    if (dry_.check(st, now_ns() / 1'000'000, msg) == Reject::kOk) {
+    if (dry_.check_and_reserve(st, now_ns() / 1'000'000, msg) == Reject::kOk) {
       const Tx tx = st.tx;
       if (!submit(st, [this, tx](const pipe::Result& r) {
             shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce,
@@ -479,7 +479,7 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
     push(*conn, std::move(s));
   };
   bool deferred = false;
-  HttpReply r = send_form(f, /*admin=*/false, batch, false, deferred, done);
+  HttpReply r = send_form(f, /*admin=*/false, batch ? SendKind::kBatch : SendKind::kTx, deferred, done);
   if (!deferred) done(std::move(r));
 }
 

@@ -98,34 +98,20 @@ void WorkerLogic::on_wake() {
   }
 }
 
-void WorkerLogic::fan_out() {
-  const auto& log = pipe_.read_side().log();
-  const uint64_t head = pipe_.read_side().log_published();  // not past what the views show
-  if (head <= log_pos_) return;
-  const bool overrun = head - log_pos_ > log.capacity();
-  shared_.metrics.read(ReadKind::kWsLog, !overrun);
-  if (overrun) {
-    resync_all();
-    log_pos_ = head;
-    return;
-  }
-  std::map<MarketId, std::vector<pipe::TradeRecord>> trades;
+// What one fan-out round found in the update log: per market and per account, the changes its
+// subscribers get a frame for.
+struct WorkerLogic::FanOutBatch {
+  std::map<MarketId, std::vector<pipe::TradeRecord>> trades;  // only subscribed markets
   std::map<AccountIndex, std::vector<pipe::TradeRecord>> acct_trades;
   std::map<AccountIndex, std::vector<pipe::OrderView>> acct_orders;
   std::set<AccountIndex> accounts;
   std::set<MarketId> markets;
-  StateUpdate u;
-  auto has = [this](const std::string& key) { return subs_.contains(key); };
-  for (; log_pos_ < head; ++log_pos_) {
-    if (!log.read(log_pos_, u)) {  // overwritten while we read: we fell behind
-      resync_all();
-      log_pos_ = log.head();
-      return;
-    }
+
+  void add(const StateUpdate& u, bool trades_subscribed) {
     switch (u.type) {
       case UpdateType::kTrade: {
         const pipe::TradeRecord rec{u.trade, u.time_ns, u.origin_cookie, u.origin_worker};
-        if (has("trade/" + std::to_string(u.trade.market))) trades[u.trade.market].push_back(rec);
+        if (trades_subscribed) trades[u.trade.market].push_back(rec);
         markets.insert(u.trade.market);
         for (AccountIndex a : {u.trade.maker, u.trade.taker}) {
           acct_trades[a].push_back(rec);
@@ -150,53 +136,77 @@ void WorkerLogic::fan_out() {
       default: break;
     }
   }
-  auto each = [this](const std::string& key, auto&& f) {
-    auto it = subs_.find(key);
-    if (it == subs_.end()) return;
-    for (auto& s : it->second)
-      if (auto c = s.conn.lock()) f(*c);
-  };
-  for (auto& kv : trades) {  // (clang 14 cannot capture structured bindings)
+};
+
+// The update log from where this worker stopped up to what the views show, as frames to the
+// subscribers of each market and account it touched. A worker that fell behind the log resyncs
+// every connection from the views.
+void WorkerLogic::fan_out() {
+  const auto& log = pipe_.read_side().log();
+  const uint64_t head = pipe_.read_side().log_published();  // not past what the views show
+  if (head <= log_pos_) return;
+  const bool overrun = head - log_pos_ > log.capacity();
+  shared_.metrics.read(ReadKind::kWsLog, !overrun);
+  if (overrun) {
+    resync_all();
+    log_pos_ = head;
+    return;
+  }
+  FanOutBatch batch;
+  StateUpdate u;
+  for (; log_pos_ < head; ++log_pos_) {
+    if (!log.read(log_pos_, u)) {  // overwritten while we read: we fell behind
+      resync_all();
+      log_pos_ = log.head();
+      return;
+    }
+    batch.add(u, u.type == UpdateType::kTrade &&
+                     subs_.contains("trade/" + std::to_string(u.trade.market)));
+  }
+  for (auto& kv : batch.trades) {  // (clang 14 cannot capture structured bindings)
     const MarketId m = kv.first;
     const auto& list = kv.second;
-    each("trade/" + std::to_string(m),
-         [&](WsConn& c) { push(c, trades_frame(c, m, list, false)); });
+    each_subscriber("trade/" + std::to_string(m),
+                    [&](WsConn& c) { push(c, trades_frame(c, m, list, false)); });
   }
-  if (!markets.empty()) {
-    for (MarketId m : markets)
-      each("market_stats/" + std::to_string(m),
-           [&](WsConn& c) { push(c, market_stats_frame(c, m, false, false)); });
-    each("market_stats/all", [&](WsConn& c) { push(c, market_stats_frame(c, 0, true, false)); });
+  if (!batch.markets.empty()) {
+    for (MarketId m : batch.markets)
+      each_subscriber("market_stats/" + std::to_string(m),
+                      [&](WsConn& c) { push(c, market_stats_frame(c, m, false, false)); });
+    each_subscriber("market_stats/all",
+                    [&](WsConn& c) { push(c, market_stats_frame(c, 0, true, false)); });
   }
-  for (AccountIndex a : accounts) {
-    const std::string id = std::to_string(a);
-    each("account_all/" + id, [&](WsConn& c) {
-      auto it = acct_trades.find(a);
-      push(c, account_frame(c, "account_all", a, false,
-                            it == acct_trades.end() ? nullptr : &it->second, nullptr, kAllMarkets));
+  for (AccountIndex a : batch.accounts) fan_out_account(a, batch);
+}
+
+void WorkerLogic::fan_out_account(AccountIndex a, const FanOutBatch& batch) {
+  const std::string id = std::to_string(a);
+  const auto trades = batch.acct_trades.find(a);
+  const std::vector<pipe::TradeRecord>* tl =
+      trades == batch.acct_trades.end() ? nullptr : &trades->second;
+  each_subscriber("account_all/" + id, [&](WsConn& c) {
+    push(c, account_frame(c, "account_all", a, false, tl, nullptr, kAllMarkets));
+  });
+  each_subscriber("user_stats/" + id, [&](WsConn& c) {
+    push(c, account_frame(c, "user_stats", a, false, nullptr, nullptr, kAllMarkets));
+  });
+  if (tl != nullptr) {
+    each_subscriber("account_all_trades/" + id, [&](WsConn& c) {
+      push(c, account_frame(c, "account_all_trades", a, false, tl, nullptr, kAllMarkets));
     });
-    each("user_stats/" + id, [&](WsConn& c) {
-      push(c, account_frame(c, "user_stats", a, false, nullptr, nullptr, kAllMarkets));
-    });
-    if (auto it = acct_trades.find(a); it != acct_trades.end()) {
-      each("account_all_trades/" + id, [&](WsConn& c) {
-        push(c,
-             account_frame(c, "account_all_trades", a, false, &it->second, nullptr, kAllMarkets));
-      });
-    }
-    if (auto it = acct_orders.find(a); it != acct_orders.end()) {
-      each("account_all_orders/" + id, [&](WsConn& c) {
-        push(c,
-             account_frame(c, "account_all_orders", a, false, nullptr, &it->second, kAllMarkets));
-      });
-      std::set<MarketId> ms;
-      for (const auto& o : it->second) ms.insert(o.o.market);
-      for (MarketId m : ms)
-        each("account_orders/" + std::to_string(m) + "/" + id, [&](WsConn& c) {
-          push(c, account_frame(c, "account_orders", a, false, nullptr, &it->second, m));
-        });
-    }
   }
+  const auto orders = batch.acct_orders.find(a);
+  if (orders == batch.acct_orders.end()) return;
+  const std::vector<pipe::OrderView>* ol = &orders->second;
+  each_subscriber("account_all_orders/" + id, [&](WsConn& c) {
+    push(c, account_frame(c, "account_all_orders", a, false, nullptr, ol, kAllMarkets));
+  });
+  std::set<MarketId> ms;
+  for (const auto& o : *ol) ms.insert(o.o.market);
+  for (MarketId m : ms)
+    each_subscriber("account_orders/" + std::to_string(m) + "/" + id, [&](WsConn& c) {
+      push(c, account_frame(c, "account_orders", a, false, nullptr, ol, m));
+    });
 }
 
 uint64_t WorkerLogic::height() const {

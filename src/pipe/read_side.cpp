@@ -99,17 +99,7 @@ void ReadSide::touch(MarketState& m) {
 void ReadSide::apply(const StateUpdate& u) {
   log_.append(u);
   switch (u.type) {
-    case UpdateType::kMarket: {
-      MarketState& m = mstate_[u.market.market];
-      m.view.params = u.market.params;
-      m.view.params.status = u.market.status;  // the circuit breaker's, if stricter
-      m.view.quote_multiplier = pow10_i64(kQuoteDecimals - u.market.params.size_decimals -
-                                          u.market.params.price_decimals);
-      m.view.engine_ts_ns = u.time_ns;
-      touch(m);
-      exists_[m.view.id >> 6].fetch_or(uint64_t{1} << (m.view.id & 63), std::memory_order_release);
-      break;
-    }
+    case UpdateType::kMarket: on_market(u); break;
     case UpdateType::kMarkPrice: {
       MarketState& m = mstate_[u.mark.market];
       m.view.mark_price = u.mark.mark;
@@ -120,50 +110,12 @@ void ReadSide::apply(const StateUpdate& u) {
       break;
     }
     case UpdateType::kTrade: on_trade(u); break;
-    case UpdateType::kFunding: {
-      const FundingUpdate& f = u.funding;
-      MarketState& m = mstate_[f.market];
-      m.view.funding_estimate = f.estimate_rate;
-      m.view.funding_rate = f.last_rate;
-      m.view.funding_ms = f.last_time_ms;
-      m.view.next_funding_ms = f.next_time_ms;
-      m.view.engine_ts_ns = u.time_ns;
-      touch(m);
-      if (f.settled) {
-        if (m.fundings.size() == kHistoryFundings) m.fundings.erase(m.fundings.begin());
-        m.fundings.push_back(FundingRecord{f.last_time_ms, f.last_rate, f.paid, f.mark});
-        history_urgent_ = true;
-        if (!m.history_changed) {
-          m.history_changed = true;
-          history_changed_.push_back(f.market);
-        }
-      }
-      break;
-    }
+    case UpdateType::kFunding: on_funding(u); break;
     case UpdateType::kRisk: break;  // carried to the WebSocket workers by the update log
     case UpdateType::kOrderAdded:
     case UpdateType::kOrderReduced:
     case UpdateType::kOrderRemoved: on_order(u); break;
-    case UpdateType::kPosition: {
-      AccountState& s = account(u.position.account);
-      auto& ps = s.view.positions;
-      auto it = std::lower_bound(ps.begin(), ps.end(), u.position.market,
-                                 [](const PositionView& p, MarketId m) { return p.market < m; });
-      if (it == ps.end() || it->market != u.position.market) {
-        it = ps.insert(it, PositionView{});
-        it->market = u.position.market;
-      }
-      it->size = u.position.size;
-      it->entry_notional = u.position.entry_notional;
-      it->realized_pnl = u.position.realized_pnl;
-      it->imf = u.position.imf;
-      it->funding_paid = u.position.funding_paid;
-      it->allocated = u.position.allocated;
-      it->isolated = u.position.margin_mode;
-      s.view.engine_ts_ns = u.time_ns;
-      touch(s);
-      break;
-    }
+    case UpdateType::kPosition: on_position(u); break;
     case UpdateType::kBalance: {
       AccountState& s = account(u.balance.account);
       s.view.collateral = u.balance.collateral;
@@ -179,30 +131,84 @@ void ReadSide::apply(const StateUpdate& u) {
       touch(s);
       break;
     }
-    case UpdateType::kApiKey: {
-      AccountState& s = account(u.api_key.account);
-      auto& ks = s.view.keys;
-      auto it = std::lower_bound(ks.begin(), ks.end(), u.api_key.key_index,
-                                 [](const KeyView& k, uint8_t i) { return k.index < i; });
-      if (it == ks.end() || it->index != u.api_key.key_index) it = ks.insert(it, KeyView{});
-      it->index = u.api_key.key_index;
-      it->version = u.api_key.version;
-      it->next_nonce = u.api_key.next_nonce;
-      it->pubkey = u.api_key.pubkey;
-      touch(s);
-      break;
-    }
-    case UpdateType::kTxResult: {
-      if (u.result.next_nonce < 0) break;
-      AccountState* s = find_account(u.result.account);
-      if (s == nullptr) break;
-      for (auto& k : s->view.keys) {
-        if (k.index == u.result.api_key_index) k.next_nonce = u.result.next_nonce;
-      }
-      touch(*s);
-      break;
-    }
+    case UpdateType::kApiKey: on_api_key(u); break;
+    case UpdateType::kTxResult: on_result(u); break;
   }
+}
+
+void ReadSide::on_market(const StateUpdate& u) {
+  MarketState& m = mstate_[u.market.market];
+  m.view.params = u.market.params;
+  m.view.params.status = u.market.status;  // the circuit breaker's, if stricter
+  m.view.quote_multiplier =
+      pow10_i64(kQuoteDecimals - u.market.params.size_decimals - u.market.params.price_decimals);
+  m.view.engine_ts_ns = u.time_ns;
+  touch(m);
+  // Release: a reader that sees the bit sees the market's published view (exists()).
+  exists_[m.view.id >> 6].fetch_or(uint64_t{1} << (m.view.id & 63), std::memory_order_release);
+}
+
+void ReadSide::on_funding(const StateUpdate& u) {
+  const FundingUpdate& f = u.funding;
+  MarketState& m = mstate_[f.market];
+  m.view.funding_estimate = f.estimate_rate;
+  m.view.funding_rate = f.last_rate;
+  m.view.funding_ms = f.last_time_ms;
+  m.view.next_funding_ms = f.next_time_ms;
+  m.view.engine_ts_ns = u.time_ns;
+  touch(m);
+  if (!f.settled) return;
+  if (m.fundings.size() == kHistoryFundings) m.fundings.erase(m.fundings.begin());
+  m.fundings.push_back(FundingRecord{f.last_time_ms, f.last_rate, f.paid, f.mark});
+  history_urgent_ = true;
+  if (!m.history_changed) {
+    m.history_changed = true;
+    history_changed_.push_back(f.market);
+  }
+}
+
+void ReadSide::on_position(const StateUpdate& u) {
+  AccountState& s = account(u.position.account);
+  auto& ps = s.view.positions;
+  auto it = std::lower_bound(ps.begin(), ps.end(), u.position.market,
+                             [](const PositionView& p, MarketId m) { return p.market < m; });
+  if (it == ps.end() || it->market != u.position.market) {
+    it = ps.insert(it, PositionView{});
+    it->market = u.position.market;
+  }
+  it->size = u.position.size;
+  it->entry_notional = u.position.entry_notional;
+  it->realized_pnl = u.position.realized_pnl;
+  it->imf = u.position.imf;
+  it->funding_paid = u.position.funding_paid;
+  it->allocated = u.position.allocated;
+  it->isolated = u.position.margin_mode;
+  s.view.engine_ts_ns = u.time_ns;
+  touch(s);
+}
+
+void ReadSide::on_api_key(const StateUpdate& u) {
+  AccountState& s = account(u.api_key.account);
+  auto& ks = s.view.keys;
+  auto it = std::lower_bound(ks.begin(), ks.end(), u.api_key.key_index,
+                             [](const KeyView& k, uint8_t i) { return k.index < i; });
+  if (it == ks.end() || it->index != u.api_key.key_index) it = ks.insert(it, KeyView{});
+  it->index = u.api_key.key_index;
+  it->version = u.api_key.version;
+  it->next_nonce = u.api_key.next_nonce;
+  it->pubkey = u.api_key.pubkey;
+  touch(s);
+}
+
+// A tx's result carries its key's next nonce (when it moved one).
+void ReadSide::on_result(const StateUpdate& u) {
+  if (u.result.next_nonce < 0) return;
+  AccountState* s = find_account(u.result.account);
+  if (s == nullptr) return;
+  for (auto& k : s->view.keys) {
+    if (k.index == u.result.api_key_index) k.next_nonce = u.result.next_nonce;
+  }
+  touch(*s);
 }
 
 void ReadSide::on_trade(const StateUpdate& u) {

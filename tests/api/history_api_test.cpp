@@ -1,4 +1,4 @@
-// Recent trades and candles across restarts (issue 5): a clean stop saves each market's history
+// Recent trades and candles across restarts: a clean stop saves each market's history
 // and each account's recent trades (history.bin) and the next start serves them from its first
 // read; after a crash, the journal
 // replay adds the trades the file does not have; trades the file already has are never counted

@@ -1,4 +1,4 @@
-// The risk lifecycle through the real server (issue 7): funding paid by the server's own clock and
+// The risk lifecycle through the real server: funding paid by the server's own clock and
 // shown by /funding-rates, /fundings, market_stats and positions; an operator halting and resuming
 // a market over the admin port; the circuit breaker tripped by an oracle move; a liquidation on
 // the trade channel's liquidation_trades. Every wait is on a pushed frame, with a deadline.

@@ -1,4 +1,4 @@
-// A randomized market simulation (issue 7): thousands of accounts trading two markets at up to the
+// A randomized market simulation: thousands of accounts trading two markets at up to the
 // maximum leverage against volatile oracle prices (random walk plus jumps), with funding ticks,
 // leverage and margin mode changes, isolated margin moved in and out, withdrawals, transfers and
 // dead man's switches. After every tx:

@@ -1,5 +1,5 @@
 // Scenario tables: one event per line with its expected result. Every reject code the engine can
-// give, in the documented precedence (shared/design/ENGINE.md), and every tx type.
+// give, in the documented precedence (docs/ARCHITECTURE.md "Order checks"), and every tx type.
 #include "support/engine_fixture.hpp"
 
 namespace tachyon::testing {

@@ -1,5 +1,5 @@
 #pragma once
-// What the api workers record (issue 6), registered once at start-up in a MetricRegistrar (the
+// What the api workers record, registered once at start-up in a MetricRegistrar (the
 // app's obs::Registry). Every histogram has one shard per worker (the worker's index picks it);
 // counters are shared.
 #include <array>

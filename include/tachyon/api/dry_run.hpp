@@ -1,6 +1,6 @@
 #pragma once
 // The dry-run every submitted tx goes through on its api worker before it may reach the
-// sequencer (API.md "Dry-run"): decode (done by the caller) -> expiry -> account -> key ->
+// sequencer (docs/ARCHITECTURE.md "Dry-run"): decode (done by the caller) -> expiry -> account -> key ->
 // signature -> nonce -> market -> shape -> amounts -> band -> margin, against the read-side
 // snapshots. The sequencer re-validates authoritatively; the signature is checked only here.
 #include <array>
@@ -14,6 +14,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include "tachyon/api/tx_info.hpp"
+#include "tachyon/engine/margin.hpp"
 #include "tachyon/pipe/read_side.hpp"
 
 namespace tachyon::api {
@@ -44,8 +45,9 @@ class InflightNonces {
 class DryRunner {
  public:
   DryRunner(pipe::ReadSide& rs, uint32_t chain_id, InflightNonces& inflight);
-  // Checks a user tx; on success sets tx.h.key_version and reserves the nonce.
-  Reject check(SignedTx& st, int64_t now_ms, std::string& message);
+  // Checks a user tx; on success sets tx.h.key_version and reserves the nonce (a tx about to be
+  // submitted: the next one from the same key must use the next nonce).
+  Reject check_and_reserve(SignedTx& st, int64_t now_ms, std::string& message);
   // The verdict without reserving the nonce (POST /api/v1/dryRun).
   Reject check_only(SignedTx& st, int64_t now_ms, std::string& message);
 
@@ -61,6 +63,11 @@ class DryRunner {
  private:
   Reject run(SignedTx& st, int64_t now_ms, std::string& message, bool reserve);
   Reject check_body(const Tx& tx, const pipe::AccountView& a, int64_t now_ms);
+  Reject check_order(const CreateOrderTx& o, const pipe::AccountView& a, int64_t now_ms);
+  Reject check_update_margin(const UpdateMarginTx& u, const pipe::AccountView& a);
+  bool may_have_order(const Tx& tx, const pipe::AccountView& a, MarketId m, uint64_t index);
+  MarginMarket margin_market(MarketId m);
+  __int128 free_collateral(const pipe::AccountView& a);
 
   pipe::ReadSide& rs_;
   uint32_t chain_id_;

@@ -1,6 +1,6 @@
 #pragma once
 // Request decoding helpers: query strings, application/x-www-form-urlencoded and
-// multipart/form-data bodies (ccxt sends multipart, the Python SDK urlencoded: LIGHTER_API §3.6).
+// multipart/form-data bodies (ccxt sends multipart, the Python SDK urlencoded).
 #include <optional>
 #include <string>
 #include <string_view>

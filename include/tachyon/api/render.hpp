@@ -1,5 +1,5 @@
 #pragma once
-// JSON shapes of Lighter's objects (LIGHTER_API.md §1.2, §2.1, §4) from read-side views, with
+// JSON shapes of Lighter's objects (docs/ARCHITECTURE.md "Wire API") from read-side views, with
 // prices and sizes at exactly the market's decimals.
 #include <functional>
 #include <optional>

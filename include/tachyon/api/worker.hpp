@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,8 @@
 #include "tachyon/api/api_metrics.hpp"
 #include "tachyon/api/dry_run.hpp"
 #include "tachyon/api/form.hpp"
+#include "tachyon/api/json_writer.hpp"
+#include "tachyon/api/tx_info.hpp"
 #include "tachyon/codec/tx_hash.hpp"
 #include "tachyon/pipe/front.hpp"
 
@@ -195,11 +199,61 @@ class WorkerLogic {
     std::string channel;  // as sent back ("order_book:0")
   };
 
-  // REST handlers
+  // REST: a table of routes (rest.cpp), one handler per endpoint. A handler writes its reply
+  // through c.w into c.r, or sets c.deferred and answers later through c.done.
+  struct RestCall {
+    const HttpRequest& req;
+    std::string_view path;
+    bool& deferred;
+    ReplyFn& done;
+    HttpReply r{};
+    JsonWriter w{r.body};
+  };
+  struct Route;
+  static const Route kRoutes[];
   HttpReply route(const HttpRequest& req, bool& deferred, ReplyFn& done);
-  HttpReply send_tx(const HttpRequest& req, bool batch, bool dry, bool& deferred, ReplyFn& done);
-  HttpReply send_form(const FormFields& f, bool admin, bool batch, bool dry, bool& deferred,
+  HttpReply no_endpoint(std::string_view path);
+  HttpReply admin_metrics(RestCall& c);
+  HttpReply admin_latency(RestCall& c);
+  HttpReply admin_trace(RestCall& c);
+  HttpReply admin_next_nonce(RestCall& c);
+  HttpReply admin_snapshot(RestCall& c);
+  HttpReply post_tx(RestCall& c);
+  HttpReply post_tx_batch(RestCall& c);
+  HttpReply post_dry_run(RestCall& c);
+  HttpReply get_root(RestCall& c);
+  HttpReply get_live(RestCall& c);
+  HttpReply get_ready(RestCall& c);
+  HttpReply get_asset_details(RestCall& c);
+  HttpReply get_order_books(RestCall& c);
+  HttpReply get_order_book_orders(RestCall& c);
+  HttpReply get_market_history(RestCall& c);
+  HttpReply get_funding_rates(RestCall& c);
+  HttpReply get_fundings(RestCall& c);
+  HttpReply get_account(RestCall& c);
+  HttpReply get_api_keys(RestCall& c);
+  HttpReply get_exchange_stats(RestCall& c);
+  HttpReply get_blocks(RestCall& c);
+  HttpReply get_tx(RestCall& c);
+  HttpReply get_accounts_by_l1(RestCall& c);
+  HttpReply get_order_book_updates(RestCall& c);
+
+  // sendTx / sendTxBatch / dryRun (send_tx.cpp), from a REST form or a WS jsonapi/sendtx.
+  enum class SendKind : uint8_t { kTx, kBatch, kDryRun };
+  struct SendBatch;
+  HttpReply send_tx(RestCall& c, SendKind kind);
+  HttpReply send_form(const FormFields& f, bool admin, SendKind kind, bool& deferred,
                       ReplyFn& done);
+  std::optional<HttpReply> decode_txs(const FormFields& f, SendKind kind, std::vector<int>& types,
+                                      std::vector<std::string>& infos);
+  std::optional<HttpReply> admit(bool admin, SendKind kind, const std::vector<int>& types,
+                                 const std::vector<std::string>& infos,
+                                 std::vector<SignedTx>& txs);
+  std::optional<HttpReply> dry_run(SendKind kind, int type, SignedTx& st, int64_t now_ms,
+                                   std::span<const SignedTx> reserved);
+  HttpReply submit_all(const std::vector<SignedTx>& txs, const std::vector<int>& types, bool admin,
+                       SendKind kind, int64_t t_recv, bool& deferred, ReplyFn& done);
+  void on_sent_result(SendBatch& b, size_t i, const Tx& tx, const pipe::Result& res);
   // Submits a dry-run-clean tx; `done` runs with the sequencer's result.
   // t_recv_ns: when the request arrived (0: now).
   bool submit(const SignedTx& st, std::function<void(const pipe::Result&)> done,
@@ -216,7 +270,17 @@ class WorkerLogic {
                                std::string_view id);
   void push(WsConn& c, std::string frame);
   void drop_subscriber(const std::string& key, const WsConn& c);
+  struct FanOutBatch;
   void fan_out();
+  void fan_out_account(AccountIndex a, const FanOutBatch& batch);
+  // f(conn) for every live connection subscribed to `key`.
+  template <typename F>
+  void each_subscriber(const std::string& key, F&& f) {
+    auto it = subs_.find(key);
+    if (it == subs_.end()) return;
+    for (auto& s : it->second)
+      if (auto c = s.conn.lock()) f(*c);
+  }
   void fan_out_books();
   void fan_out_height();
   void resync_all();

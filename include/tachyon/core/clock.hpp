@@ -1,6 +1,7 @@
 #pragma once
 // Wall-clock time for the threads around the engine (never the engine itself: its time comes in
-// the tx). Realtime, so stamps compare with a client's clock (API.md "Replies and timestamps").
+// the tx). Realtime, so stamps compare with a client's clock (docs/ARCHITECTURE.md "Replies and
+// timestamps").
 #include <chrono>
 #include <cstdint>
 

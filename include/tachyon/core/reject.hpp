@@ -1,6 +1,6 @@
 #pragma once
 // One stable enum of everything a trader or operator can get wrong. Numbers are Lighter's 21xxx
-// codes where one exists (shared/design/LIGHTER_API.md §3.6); ours fill the gaps in the same
+// codes where one exists (docs/ARCHITECTURE.md "Reject codes"); ours fill the gaps in the same
 // ranges. Never renumber or reuse a value: clients and journals keep them.
 #include <cstdint>
 #include <string_view>

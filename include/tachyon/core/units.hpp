@@ -1,5 +1,5 @@
 #pragma once
-// Integer units of the exchange (shared/design/ENGINE.md "Units"). No floating point here.
+// Integer units of the exchange (docs/ARCHITECTURE.md "Units"). No floating point here.
 #include <cstdint>
 
 namespace tachyon {

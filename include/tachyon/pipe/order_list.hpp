@@ -5,8 +5,7 @@
 // hundred orders, shared between successive versions. The apply thread rebuilds only the chunks
 // whose key range holds an order that changed since the last version, and copies the chunk table
 // (a pointer per chunk), so a new version costs what changed plus a pointer per chunk, not the
-// list: before, every rebuild copied the whole list (10 MB at 100k orders), so a big list was
-// rebuilt at most every 200 ms. A small list is chunks of a few orders copied on write
+// list (10 MB at 100k orders). A small list is chunks of a few orders copied on write
 // (small_orders.hpp), or at start the view's own vector (OrderRange covers the three).
 #include <algorithm>
 #include <array>

@@ -9,9 +9,9 @@
 // and freed ones are reused first, so that a steady book allocates nothing. While nothing was
 // freed, nodes are handed out in slot order.
 //
-// It replaced a hash map (order index -> price and time rank) plus an ordered map over (side,
-// price, time) whose 64-byte entries in 256-byte nodes made ~8 levels of dependent cache misses
-// per insert or removal (docs/PERFORMANCE.md, session 22).
+// Not a hash map (order index -> price and time rank) plus an ordered map over (side, price,
+// time): that map's 64-byte entries in 256-byte nodes make ~8 levels of dependent cache misses
+// per insert or removal.
 #include <cstdint>
 #include <memory>
 #include <vector>

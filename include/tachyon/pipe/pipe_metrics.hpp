@@ -1,5 +1,5 @@
 #pragma once
-// What the sequencer and apply threads record about themselves (issue 6): histograms and
+// What the sequencer and apply threads record about themselves: histograms and
 // flight-recorder tracks registered in the app's registrars. Every pointer may be null (tests
 // and benchmarks run the pipeline bare). Each histogram has exactly one writer thread.
 #include <array>

@@ -6,9 +6,8 @@
 // A view's list is the table of chunk pointers as it was published. A chunk made since the list
 // was last published is private to the apply thread and changed in place; one a view may hold is
 // copied first (into a chunk from the pool), and the copy replaces it in the table. So an order
-// change copies at most one chunk, and a publication copies only the table: before, every change
-// copied the whole list into a new buffer (26 orders x 104 B for bench_apply's accounts), and
-// the list lived in a tree besides (docs/PERFORMANCE.md, session 23).
+// change copies at most one chunk, and a publication copies only the table, not the whole list
+// (26 orders x 104 B for bench_apply's accounts).
 //
 // Chunks are pooled (SmallChunkPool) and held by plain pointers: no reference count to touch per
 // chunk and view. A chunk a list let go is retired with the epoch tag of the view that replaced

@@ -1,5 +1,6 @@
 #pragma once
-// How a busy thread waits when it found no work (ARCHITECTURE.md "Threads on a small machine").
+// How a busy thread waits when it found no work (docs/ARCHITECTURE.md "Threads on a small
+// machine").
 //   spin:            busy-poll (production, a dedicated core);
 //   spin_then_park:  poll a bounded number of rounds, then sleep on a futex until a producer
 //                    rings the doorbell (the default: two spinning threads starve a 2-core box);

@@ -4,7 +4,7 @@
 // "FAIL <what>: got X want Y" and exits 1 on the first failure; exit 2 on usage error or 60 s timeout.
 //
 // Verified against the pinned ccxt 4.5.84 source (js/src/lighter.js, js/src/pro/lighter.js,
-// js/src/base/Exchange.js, js/src/base/ws/*). Additions/corrections to LIGHTER_API.md §1:
+// js/src/base/Exchange.js, js/src/base/ws/*). How ccxt reads Lighter's REST shapes:
 //  - fetchOrderBook: /orderBookOrders rows are ORDERS; ccxt keeps one [price, remaining_base_amount]
 //    row per order (sorted, never merged), so this test sums rows with equal price before comparing.
 //    limit=100 is sent and counts orders, not levels.
