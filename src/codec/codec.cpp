@@ -66,9 +66,10 @@ constexpr void order_fields(IO& io, O& o) {
   io.pad(2);
 }
 
-// Payload of each tx type. Returns false for an unknown type.
+// Payloads of the operator's txs (deposits, markets, prices, funding ticks): tx_payload routes
+// only these types here.
 template <class IO, class T>
-constexpr bool tx_payload(IO& io, T& tx, TxType type) {
+constexpr bool operator_tx_payload(IO& io, T& tx, TxType type) {
   switch (type) {
     case TxType::kDeposit: {
       auto& d = tx.deposit;
@@ -105,6 +106,15 @@ constexpr bool tx_payload(IO& io, T& tx, TxType type) {
       io.num(tx.funding.market);
       io.pad(7);
       return true;
+    default: return false;
+  }
+}
+
+// Payloads of the account txs (keys, sub-accounts, transfers, withdrawals, leverage, margin):
+// tx_payload routes only these types here.
+template <class IO, class T>
+constexpr bool account_tx_payload(IO& io, T& tx, TxType type) {
+  switch (type) {
     case TxType::kChangePubKey:
       io.num(tx.change_key.target_key_index);
       io.pad(7);
@@ -126,6 +136,27 @@ constexpr bool tx_payload(IO& io, T& tx, TxType type) {
       io.num(tx.withdraw.asset);
       io.pad(7);
       return true;
+    case TxType::kUpdateLeverage:
+      io.num(tx.leverage.imf);
+      io.num(tx.leverage.market);
+      io.num(tx.leverage.margin_mode);
+      io.pad(2);
+      return true;
+    case TxType::kUpdateMargin:
+      io.num(tx.margin.amount);
+      io.num(tx.margin.market);
+      io.num(tx.margin.direction);
+      io.pad(6);
+      return true;
+    default: return false;
+  }
+}
+
+// Payloads of the order txs: tx_payload routes only these types here.
+template <class IO, class T>
+constexpr bool order_tx_payload(IO& io, T& tx, TxType type) {
+  switch (type) {
+    case TxType::kCreateOrder: order_fields(io, tx.order); return true;
     case TxType::kCreateGroupedOrders: {
       io.num(tx.grouped.grouping);
       io.num(tx.grouped.count);
@@ -133,7 +164,6 @@ constexpr bool tx_payload(IO& io, T& tx, TxType type) {
       for (auto& o : tx.grouped.orders) order_fields(io, o);
       return true;
     }
-    case TxType::kCreateOrder: order_fields(io, tx.order); return true;
     case TxType::kCancelOrder:
       io.num(tx.cancel.index);
       io.num(tx.cancel.market);
@@ -153,24 +183,40 @@ constexpr bool tx_payload(IO& io, T& tx, TxType type) {
       io.num(tx.modify.market);
       io.pad(7);
       return true;
+    default: return false;
+  }
+}
+
+// Payload of each tx type, by group. Returns false for an unknown type. Every type is listed here
+// (no default): a new type the switch misses does not compile (-Wswitch).
+template <class IO, class T>
+constexpr bool tx_payload(IO& io, T& tx, TxType type) {
+  switch (type) {
+    case TxType::kDeposit:
+    case TxType::kCreateMarket:
+    case TxType::kUpdateMarket:
+    case TxType::kSetIndexPrice:
+    case TxType::kSetMarketStatus:
+    case TxType::kFundingTick: return operator_tx_payload(io, tx, type);
+    case TxType::kChangePubKey:
+    case TxType::kCreateSubAccount:
+    case TxType::kTransfer:
+    case TxType::kWithdraw:
     case TxType::kUpdateLeverage:
-      io.num(tx.leverage.imf);
-      io.num(tx.leverage.market);
-      io.num(tx.leverage.margin_mode);
-      io.pad(2);
-      return true;
-    case TxType::kUpdateMargin:
-      io.num(tx.margin.amount);
-      io.num(tx.margin.market);
-      io.num(tx.margin.direction);
-      io.pad(6);
-      return true;
+    case TxType::kUpdateMargin: return account_tx_payload(io, tx, type);
+    case TxType::kCreateOrder:
+    case TxType::kCreateGroupedOrders:
+    case TxType::kCancelOrder:
+    case TxType::kCancelAllOrders:
+    case TxType::kModifyOrder: return order_tx_payload(io, tx, type);
   }
   return false;
 }
 
+// Payloads of the tx results and the updates of orders and their fills: update_payload routes
+// only these types here.
 template <class IO, class U>
-constexpr bool update_payload(IO& io, U& u, UpdateType type) {
+constexpr bool trading_update_payload(IO& io, U& u, UpdateType type) {
   switch (type) {
     case UpdateType::kTxResult: {
       auto& r = u.result;
@@ -227,6 +273,15 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(t.taker_client_order_index);
       return true;
     }
+    default: return false;
+  }
+}
+
+// Payloads of an account's updates (position, balance, risk, the account and its keys):
+// update_payload routes only these types here.
+template <class IO, class U>
+constexpr bool account_update_payload(IO& io, U& u, UpdateType type) {
+  switch (type) {
     case UpdateType::kPosition: {
       auto& p = u.position;
       io.num(p.account);
@@ -248,6 +303,40 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.num(u.balance.reason);
       io.pad(7);
       return true;
+    case UpdateType::kRisk: {
+      auto& r = u.risk;
+      io.num(r.account);
+      io.num(r.tav);
+      io.num(r.mmr);
+      io.num(r.amount);
+      io.num(r.market);
+      io.num(r.event);
+      io.pad(6);
+      return true;
+    }
+    case UpdateType::kAccount:
+      io.num(u.account.account);
+      io.num(u.account.master);
+      io.bytes(u.account.l1_address);
+      io.pad(4);
+      return true;
+    case UpdateType::kApiKey:
+      io.num(u.api_key.account);
+      io.num(u.api_key.version);
+      io.num(u.api_key.key_index);
+      io.pad(3);
+      io.num(u.api_key.next_nonce);
+      io.bytes(u.api_key.pubkey);
+      return true;
+    default: return false;
+  }
+}
+
+// Payloads of a market's updates (mark price, parameters, funding): update_payload routes only
+// these types here.
+template <class IO, class U>
+constexpr bool market_update_payload(IO& io, U& u, UpdateType type) {
+  switch (type) {
     case UpdateType::kMarkPrice:
       io.num(u.mark.mark);
       io.num(u.mark.index);
@@ -275,31 +364,28 @@ constexpr bool update_payload(IO& io, U& u, UpdateType type) {
       io.pad(6);
       return true;
     }
-    case UpdateType::kRisk: {
-      auto& r = u.risk;
-      io.num(r.account);
-      io.num(r.tav);
-      io.num(r.mmr);
-      io.num(r.amount);
-      io.num(r.market);
-      io.num(r.event);
-      io.pad(6);
-      return true;
-    }
+    default: return false;
+  }
+}
+
+// Payload of each update type, by group. Returns false for an unknown type. Every type is listed
+// here (no default): a new type the switch misses does not compile (-Wswitch).
+template <class IO, class U>
+constexpr bool update_payload(IO& io, U& u, UpdateType type) {
+  switch (type) {
+    case UpdateType::kTxResult:
+    case UpdateType::kOrderAdded:
+    case UpdateType::kOrderReduced:
+    case UpdateType::kOrderRemoved:
+    case UpdateType::kTrade: return trading_update_payload(io, u, type);
+    case UpdateType::kPosition:
+    case UpdateType::kBalance:
+    case UpdateType::kRisk:
     case UpdateType::kAccount:
-      io.num(u.account.account);
-      io.num(u.account.master);
-      io.bytes(u.account.l1_address);
-      io.pad(4);
-      return true;
-    case UpdateType::kApiKey:
-      io.num(u.api_key.account);
-      io.num(u.api_key.version);
-      io.num(u.api_key.key_index);
-      io.pad(3);
-      io.num(u.api_key.next_nonce);
-      io.bytes(u.api_key.pubkey);
-      return true;
+    case UpdateType::kApiKey: return account_update_payload(io, u, type);
+    case UpdateType::kMarkPrice:
+    case UpdateType::kMarket:
+    case UpdateType::kFunding: return market_update_payload(io, u, type);
   }
   return false;
 }

@@ -143,8 +143,12 @@ Reject Engine::deposit(const Tx& tx, Ctx& c) {
   if (a == nullptr) {
     a = &create_account(c, d.to_account, d.to_account, d.l1_address);
   }
+  const Usdc held = a->collateral, deposited = total_deposits_;
   a->collateral += d.amount;
   total_deposits_ += d.amount;
+  // Credited equals deposited: the account's gain is what the deposits total grew by.
+  TACHYON_ASSERT(a->collateral - held == total_deposits_ - deposited,
+                 "deposit: credited != deposited");
   emit_balance(c, *a, d.amount, BalanceReason::kDeposit);
   if (with_key) {
     ApiKey& k = a->key_or_add(d.api_key_index);
@@ -320,16 +324,25 @@ Reject Engine::transfer(const Tx& tx, Ctx& c) {
   if (t.amount + t.fee > free_collateral(*from, margin(*from)))
     return Reject::kInsufficientCollateral;
   consume_nonce(c, *key, tx);
+  // Debited equals credited: the collateral of sender, receiver and fee account (each counted
+  // once: the fee account may be either) sums to the same before and after.
+  Account& fee = accounts_[kFeeAccountSlot];
+  auto held = [&] {
+    const bool fee_apart = &fee != from && &fee != to;
+    return __int128{from->collateral} + to->collateral + (fee_apart ? fee.collateral : 0);
+  };
+  const __int128 held_before = held();
   from->collateral -= t.amount + t.fee;
   emit_balance(c, *from, -t.amount - t.fee, BalanceReason::kTransferOut);
   c.risk(static_cast<uint32_t>(from - accounts_.data()));  // less slack: re-key it
   to->collateral += t.amount;
   emit_balance(c, *to, t.amount, BalanceReason::kTransferIn);
   if (t.fee > 0) {
-    Account& fee = accounts_[kFeeAccountSlot];
     fee.collateral += t.fee;
     emit_balance(c, fee, t.fee, BalanceReason::kFee);
   }
+  TACHYON_ASSERT(held() == held_before, "transfer: debited != credited");
+  TACHYON_ASSERT(from->collateral >= 0, "transfer overdrew the sender");
   return Reject::kOk;
 }
 
@@ -342,9 +355,14 @@ Reject Engine::withdraw(const Tx& tx, Ctx& c) {
   if (w.amount <= 0 || w.amount > (int64_t{1} << 53)) return Reject::kInvalidTransferAmount;
   if (w.amount > free_collateral(*a, margin(*a))) return Reject::kInsufficientCollateral;
   consume_nonce(c, *key, tx);
+  const Usdc held = a->collateral, withdrawn = total_withdrawals_;
   a->collateral -= w.amount;
   c.risk(static_cast<uint32_t>(a - accounts_.data()));
   total_withdrawals_ += w.amount;
+  // Debited equals paid out: the account's loss is what the withdrawals total grew by, and never
+  // more than it held.
+  TACHYON_ASSERT(held - a->collateral == total_withdrawals_ - withdrawn && a->collateral >= 0,
+                 "withdrawal: debited != paid out");
   emit_balance(c, *a, -w.amount, BalanceReason::kWithdraw);
   return Reject::kOk;
 }
@@ -409,6 +427,9 @@ Reject Engine::update_margin(const Tx& tx, Ctx& c) {
   const Usdc delta = u.direction == kMarginAdd ? u.amount : -u.amount;
   p->allocated += delta;
   a->collateral -= delta;
+  // Margin moves within the account: in from free collateral, out from the position's own.
+  TACHYON_ASSERT(delta > 0 ? a->collateral >= 0 : p->allocated >= 0,
+                 "isolated margin moved more than its source held");
   emit_position(c, *a, *p);
   emit_balance(c, *a, -delta, BalanceReason::kIsolatedMargin);
   c.risk(static_cast<uint32_t>(a - accounts_.data()));

@@ -260,8 +260,9 @@ void Engine::move_position(Ctx& c, Market& m, Account& from, Account& to, Lots f
                         0,
                         0};
   c.sink.on_update(u);
-  apply_fill(c, m, from, from_buys, q, price, 0);
-  apply_fill(c, m, to, !from_buys, q, price, 0);
+  const uint64_t from_moved = apply_fill(c, m, from, from_buys, q, price, 0);
+  const uint64_t to_moved = apply_fill(c, m, to, !from_buys, q, price, 0);
+  TACHYON_ASSERT(from_moved + to_moved == 0, "a position transfer created or destroyed money");
   ++m.trade_count;
   m.volume_base += q;
   m.volume_quote += static_cast<Usdc>(m.notional(q, price));

@@ -10,6 +10,14 @@ namespace tachyon {
 namespace {
 Lots abs_lots(Lots v) { return v < 0 ? -v : v; }
 
+// What an account holds in a market's terms: collateral + isolated margin - cost basis (the sum
+// validate() checks), in wrapping arithmetic. The difference of two readings is the change modulo
+// 2^64: a sum of such changes is zero exactly when no money was made or lost.
+uint64_t held(const Account& a, const Position& p) {
+  return static_cast<uint64_t>(a.collateral) + static_cast<uint64_t>(p.allocated) -
+         static_cast<uint64_t>(p.entry_notional);
+}
+
 }  // namespace
 
 Reject Engine::check_price_band(const Market& m, bool is_ask, Ticks price) const {
@@ -208,6 +216,7 @@ void Engine::match_and_rest(Ctx& c, Market& m, Account& taker, uint32_t slot, Ti
     }
     fill(c, m, taker, slot, ms, q);
   }
+  TACHYON_ASSERT(t.remaining >= 0 && t.remaining <= t.initial, "taker size out of range");
   if (t.remaining == 0) {
     finish_taker(c, slot, RemoveReason::kFilled);
   } else if (t.tif == TimeInForce::kIoc) {
@@ -217,12 +226,16 @@ void Engine::match_and_rest(Ctx& c, Market& m, Account& taker, uint32_t slot, Ti
   } else {
     rest(c, m, taker, slot);
   }
+  // The matching leaves this market's book uncrossed, whatever rests now (O(1): the two bests).
+  TACHYON_ASSERT(!m.book.crossed(), "book crossed after a matching");
 }
 
 void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32_t maker_slot,
                   Lots q) {
   Order& t = pool_[taker_slot];
   Order& mk = pool_[maker_slot];
+  TACHYON_ASSERT(q > 0 && q <= t.remaining && q <= mk.remaining, "fill size out of range");
+  TACHYON_ASSERT(mk.account != t.account, "a self-trade reached fill()");
   Account& maker = accounts_[mk.account_slot];
   const Ticks price = mk.price;
   const __int128 notional = m.notional(q, price);
@@ -248,42 +261,47 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
                         mk.client_order_index,
                         t.client_order_index};
   c.sink.on_update(u);
-  apply_fill(c, m, taker, !t.is_ask, q, price, taker_fee);
-  apply_fill(c, m, maker, !mk.is_ask, q, price, maker_fee);
+  const uint64_t taker_moved = apply_fill(c, m, taker, !t.is_ask, q, price, taker_fee);
+  const uint64_t maker_moved = apply_fill(c, m, maker, !mk.is_ask, q, price, maker_fee);
   if (taker_fee + maker_fee > 0) {
     Account& fee = accounts_[kFeeAccountSlot];
     fee.collateral += taker_fee + maker_fee;
     c.co.fee_due = true;  // (fill() runs only inside a matching: emitted at its end)
     c.co.fee_delta += taker_fee + maker_fee;
   }
-  if (liquidation) {
-    // A fill better than the zero price pays the improvement, up to liquidation_fee of the
-    // notional, to the insurance fund.
-    const __int128 better = t.is_ask ? price - c.liq_zero_price : c.liq_zero_price - price;
-    if (better > 0) {
-      const __int128 cap = notional * cfg_.liquidation_fee / kFractionOne;
-      const Usdc lf = static_cast<Usdc>(std::min<__int128>(m.notional(q, 1) * better, cap));
-      if (lf > 0) {
-        Account& ins = *find_account(cfg_.insurance_account);
-        Position& tp = *taker.position(m.id);
-        if (tp.isolated) {
-          tp.allocated -= lf;
-          emit_position(c, taker, tp);
-        } else {
-          taker.collateral -= lf;
-          emit_balance(c, taker, -lf, BalanceReason::kLiquidationFee);
-        }
-        ins.collateral += lf;
-        emit_balance(c, ins, lf, BalanceReason::kLiquidationFee);
-      }
-    }
-  }
+  // Money moved equals money received: the buyer paid what the seller got, and what the two paid
+  // in fees the fee account received. Over taker, maker and fee account the deltas sum to zero.
+  TACHYON_ASSERT(taker_moved + maker_moved + static_cast<uint64_t>(taker_fee + maker_fee) == 0,
+                 "a fill created or destroyed money");
+  if (liquidation) pay_liquidation_fee(c, m, taker, t.is_ask, q, price, notional);
   t.remaining -= q;
   m.last_trade_price = price;
   ++m.trade_count;
   m.volume_base += q;
   m.volume_quote += static_cast<Usdc>(notional);
   reduce_resting(c, m, maker_slot, q, RemoveReason::kFilled);
+}
+
+// A fill better than the zero price pays the improvement, up to liquidation_fee of the notional,
+// to the insurance fund.
+void Engine::pay_liquidation_fee(Ctx& c, Market& m, Account& taker, bool taker_is_ask, Lots q,
+                                 Ticks price, __int128 notional) {
+  const __int128 better = taker_is_ask ? price - c.liq_zero_price : c.liq_zero_price - price;
+  if (better <= 0) return;
+  const __int128 cap = notional * cfg_.liquidation_fee / kFractionOne;
+  const Usdc lf = static_cast<Usdc>(std::min<__int128>(m.notional(q, 1) * better, cap));
+  if (lf <= 0) return;
+  Account& ins = *find_account(cfg_.insurance_account);
+  Position& tp = *taker.position(m.id);
+  if (tp.isolated) {
+    tp.allocated -= lf;
+    emit_position(c, taker, tp);
+  } else {
+    taker.collateral -= lf;
+    emit_balance(c, taker, -lf, BalanceReason::kLiquidationFee);
+  }
+  ins.collateral += lf;
+  emit_balance(c, ins, lf, BalanceReason::kLiquidationFee);
 }
 
 // One side of a fill. Keeps Σ(collateral − entry_notional) exact: realized PnL moves value from
@@ -312,9 +330,11 @@ Lots Engine::fill_position(const Market& m, Position& p, Usdc& collateral, bool 
   return std::max<Lots>(p.size, 0) - long_before;
 }
 
-void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Ticks price, Usdc fee) {
+uint64_t Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Ticks price,
+                            Usdc fee) {
   Position& p = a.position_or_add(m.id);
   const Usdc coll_before = a.collateral;
+  const uint64_t held_before = held(a, p);
   const Lots before = p.size;
   // An isolated position realizes its PnL into its own margin; fees come from cross collateral.
   m.open_interest += fill_position(m, p, p.isolated ? p.allocated : a.collateral, is_buy, q, price);
@@ -339,13 +359,15 @@ void Engine::apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Tick
   }
   track_holder(m, slot, p);
   c.risk(slot);
+  const uint64_t moved = held(a, p) - held_before;
   if (slot == c.co.taker_slot && m.id == c.co.market) {  // the matching's taker: at its end
     c.co.position_due = c.co.balance_due = true;
     c.co.trade_delta += a.collateral - coll_before;
-    return;
+    return moved;
   }
   emit_position(c, a, p);
   emit_balance(c, a, a.collateral - coll_before, BalanceReason::kTrade);
+  return moved;
 }
 
 void Engine::flush_fills(Ctx& c) {
@@ -362,6 +384,7 @@ void Engine::flush_fills(Ctx& c) {
 
 void Engine::rest(Ctx& c, Market& m, Account& a, uint32_t slot) {
   Order& o = pool_[slot];
+  TACHYON_ASSERT(o.remaining > 0 && o.remaining <= o.initial, "resting order size out of range");
   m.book.add(pool_, slot);
   o.acct_prev = kNoSlot;
   o.acct_next = a.order_head;
@@ -388,9 +411,13 @@ void Engine::unrest(Market& m, Account& a, uint32_t slot) {
     a.order_head = o.acct_next;
   if (o.acct_next != kNoSlot) pool_[o.acct_next].acct_prev = o.acct_prev;
   o.acct_prev = o.acct_next = kNoSlot;
-  --a.open_orders;
   Position* p = a.position(m.id);
-  (o.is_ask ? p->sell_open : p->buy_open) -= o.remaining;
+  TACHYON_ASSERT(p != nullptr && p->open_orders > 0 && a.open_orders > 0 && m.open_orders > 0,
+                 "open order counts out of step with the book");
+  --a.open_orders;
+  Lots& open = o.is_ask ? p->sell_open : p->buy_open;
+  open -= o.remaining;
+  TACHYON_ASSERT(open >= 0, "open size below zero");
   --p->open_orders;
   --m.open_orders;
   if (o.heap_pos != kNoSlot) expiries_.erase(slot);
@@ -421,8 +448,12 @@ void Engine::finish_taker(Ctx& c, uint32_t slot, RemoveReason why) {
 void Engine::reduce_resting(Ctx& c, Market& m, uint32_t slot, Lots by, RemoveReason if_empty) {
   if (by == 0) return;
   Order& o = pool_[slot];
+  TACHYON_ASSERT(by > 0 && by <= o.remaining && o.remaining <= o.initial,
+                 "resting order reduced out of range");
   Position* p = accounts_[o.account_slot].position(m.id);
-  (o.is_ask ? p->sell_open : p->buy_open) -= by;
+  Lots& open = o.is_ask ? p->sell_open : p->buy_open;
+  open -= by;
+  TACHYON_ASSERT(open >= 0, "open size below zero");
   m.book.reduce(pool_, slot, by);  // also lowers o.remaining
   c.touch(m.id);
   if (o.remaining == 0) {

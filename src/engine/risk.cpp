@@ -123,6 +123,9 @@ void Engine::settle_funding(Ctx& c, Market& m, int64_t rate) {
     }
   }
   const Usdc residue = paid - received;
+  // Payers round up, receivers down, and longs = shorts: funding never pays out more than it
+  // collects.
+  TACHYON_ASSERT(residue >= 0, "funding paid out more than it collected");
   if (residue > 0) {
     Account& fee = accounts_[kFeeAccountSlot];
     fee.collateral += residue;

@@ -117,6 +117,8 @@ Order from_saved(const SavedOrder& so, uint32_t account_slot, uint8_t pending, T
   o.trigger_price = trigger;
   return o;
 }
+
+Status bad(const std::string& what) { return Status::error("engine snapshot: " + what); }
 }  // namespace
 
 void Engine::save(ByteSink& out) const {
@@ -124,6 +126,15 @@ void Engine::save(ByteSink& out) const {
   for (uint64_t v : {next_order_index_, next_sub_account_, next_trade_id_, last_seq_, last_block_})
     out.pod(v);
   for (int64_t v : {operator_nonce_, total_deposits_, total_withdrawals_}) out.pod(v);
+  save_accounts(out);
+  save_books(out);
+  save_pending(out);
+  save_outside_book(out);
+  save_order_lists(out);
+  out.pod(kMagic);
+}
+
+void Engine::save_accounts(ByteSink& out) const {
   out.pod(static_cast<uint64_t>(accounts_.size()));
   for (const Account& a : accounts_) {
     out.pod(a.index);
@@ -136,6 +147,9 @@ void Engine::save(ByteSink& out) const {
     out.pod(static_cast<uint32_t>(a.keys.size()));
     for (const ApiKey& k : a.keys) out.pod(k);
   }
+}
+
+void Engine::save_books(ByteSink& out) const {
   uint32_t n_markets = 0;
   for (const Market& m : markets_) n_markets += m.exists;
   out.pod(n_markets);
@@ -164,7 +178,10 @@ void Engine::save(ByteSink& out) const {
       }
     }
   }
-  for (const Market& m : markets_) {  // pending trigger orders, by market
+}
+
+void Engine::save_pending(ByteSink& out) const {
+  for (const Market& m : markets_) {
     if (!m.exists) continue;
     out.pod(m.pending_orders);
     for (const auto* set : {&m.triggers_below, &m.triggers_above}) {
@@ -175,11 +192,14 @@ void Engine::save(ByteSink& out) const {
       }
     }
   }
-  // Orders waiting outside the book with their trigger_price: grouped children waiting for their
-  // primary, then TWAPs between slices (the time of the next one); then every group link (all
-  // from the account lists). Counted first, then written by one more walk per non-empty kind:
-  // save() allocates nothing, because a snapshot's fork() child of this multi-threaded process
-  // must not call malloc (another thread may have held an allocator lock at the fork).
+}
+
+// Orders waiting outside the book with their trigger_price: grouped children waiting for their
+// primary, then TWAPs between slices (the time of the next one); then every group link (all
+// from the account lists). Counted first, then written by one more walk per non-empty kind:
+// save() allocates nothing, because a snapshot's fork() child of this multi-threaded process
+// must not call malloc (another thread may have held an allocator lock at the fork).
+void Engine::save_outside_book(ByteSink& out) const {
   auto is_waiting = [](const Order& o) { return o.pending == kWaitingParent; };
   auto is_twap = [](const Order& o) { return o.pending == kWaitingTwap; };
   auto is_linked = [](const Order& o) { return (o.child | o.parent | o.sibling) != 0; };
@@ -211,18 +231,41 @@ void Engine::save(ByteSink& out) const {
   each(n_linked, is_linked, [&](const Order& o) {
     for (OrderIndex v : {o.order_index, o.child, o.parent, o.sibling}) out.pod(v);
   });
+}
+
+void Engine::save_order_lists(ByteSink& out) const {
   for (const Account& a : accounts_) {  // each account's order list, in list order
     out.pod(a.open_orders);
     for (uint32_t s = a.order_head; s != kNoSlot; s = pool_[s].acct_next)
       out.pod(pool_[s].order_index);
   }
-  out.pod(kMagic);
 }
 
+// load()'s state while it reads one snapshot: the stream, where its body starts (the offsets
+// `saved` receives), its format, and the helper that faults fresh pages in ahead of the reads.
+struct Engine::Loading {
+  Loading(ByteSource& source, const uint8_t* start, bool eng3_format, SavedAccounts* out)
+      : in(source), body(start), eng3(eng3_format), saved(out) {}
+
+  uint64_t offset() const { return static_cast<uint64_t>(in.cursor() - body); }
+
+  ByteSource& in;
+  const uint8_t* const body;
+  const bool eng3;  // ENG3: positions without margin mode
+  SavedAccounts* const saved;
+  // With `saved`: where each order's SavedOrder lies, by pool slot, | its pending kind << 56
+  // (written for every slot handed out; read for the listed ones).
+  std::unique_ptr<uint64_t[]> slot_at;
+  // How far this thread has filled the account array and the order pool, and how many orders
+  // there can be (0 until the accounts are read): the prefault helper stops short of them.
+  std::atomic<size_t> accounts_filled{0}, orders_filled{0}, orders_bound{0};
+  // Declared last: jthread's destructor stops and joins the helper before the counters it reads
+  // go, also on an early return.
+  std::jthread prefault;
+};
+
 Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
-  auto bad = [](const std::string& what) { return Status::error("engine snapshot: " + what); };
   const uint8_t* const body = in.cursor();
-  auto offset = [&] { return static_cast<uint64_t>(in.cursor() - body); };
   const uint32_t magic = in.pod<uint32_t>();
   if (magic == kOldMagic)
     return bad(
@@ -233,12 +276,12 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
         "format ENG2 was written by an older tachyon (before TWAP orders); start from a fresh "
         "data dir or replay its journal with this version");
   if (magic != kMagic && magic != kEng3Magic) return bad("bad magic");
-  const bool eng3 = magic == kEng3Magic;
+  Loading ld(in, body, magic == kEng3Magic, saved);
   if (saved != nullptr) {
     *saved = SavedAccounts();
     saved->body_ = body;
     saved->len_ = in.remaining() + sizeof(magic);
-    saved->eng3_ = eng3;
+    saved->eng3_ = ld.eng3;
   }
   if (pool_.live_count() != 0 || accounts_.size() > 2) return bad("load needs a fresh engine");
   accounts_.clear();
@@ -252,6 +295,32 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
   operator_nonce_ = in.pod<int64_t>();
   total_deposits_ = in.pod<int64_t>();
   total_withdrawals_ = in.pod<int64_t>();
+  if (Status st = load_accounts(ld); !st.ok()) return st;
+  index_saved(ld);
+  if (Status st = load_markets(ld); !st.ok()) return st;
+  if (Status st = load_pending(ld); !st.ok()) return st;
+  // Orders waiting outside the book: grouped children (their trigger), then TWAPs (the time of
+  // their next slice).
+  if (Status st = load_waiting(ld, kWaitingParent, "waiting order"); !st.ok()) return st;
+  if (Status st = load_waiting(ld, kWaitingTwap, "TWAP order"); !st.ok()) return st;
+  if (Status st = load_links(ld); !st.ok()) return st;
+  if (Status st = load_order_lists(ld); !st.ok()) return st;
+  if (in.pod<uint32_t>() != magic || in.failed() || in.remaining() != 0)
+    return bad("truncated or trailing bytes");
+  for (const Account& a : accounts_) {
+    for (const Position& p : a.positions) {
+      if (p.market >= kMaxMarkets || !markets_[p.market].exists) return bad("position market");
+      if (p.isolated > 1) return bad("position margin mode");
+    }
+  }
+  rebuild_risk_indexes();
+  if (!validate_after) return Status();
+  if (std::string broken = validate(); !broken.empty()) return bad("inconsistent state: " + broken);
+  return Status();
+}
+
+Status Engine::load_accounts(Loading& ld) {
+  ByteSource& in = ld.in;
   const uint64_t n_accounts = in.pod<uint64_t>();
   // An account's record is at least 60 bytes (index, master, collateral, address, deadline and
   // two counts): a count the bytes cannot hold is refused before anything is reserved for it.
@@ -260,145 +329,170 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
   static_assert(kMinAccountRecord == 60);
   if (in.failed() || n_accounts > in.remaining() / kMinAccountRecord) return bad("account count");
   accounts_.reserve(n_accounts);
-  if (saved != nullptr) {
-    saved->index_.reserve(n_accounts);
-    saved->record_.reserve(n_accounts);
+  if (ld.saved != nullptr) {
+    ld.saved->index_.reserve(n_accounts);
+    ld.saved->record_.reserve(n_accounts);
   }
   // Sized once for what the snapshot holds (the engine reserved only expected_accounts): growing
   // from 64k to 1M entries rehashed it five times, every account moved again each time.
   account_slot_.reserve(n_accounts);
-  // Fresh pages of the account array, then of the order pool, are faulted in from the back by a
-  // helper while this thread fills both from the front (huge_page_allocator.hpp). jthread's
-  // destructor stops and joins it, also on an early return.
-  std::atomic<size_t> accounts_filled{0}, orders_filled{0}, orders_bound{0};
-  std::jthread prefault;
-  if (n_accounts * sizeof(Account) >= (size_t{16} << 20) && pool_.capacity() > 0) {
-    const Order* pool = &pool_[0];
-    prefault = std::jthread([&, b = accounts_.data(), n = n_accounts, pool](std::stop_token st) {
-      prefault_from_back(b, b + n, accounts_filled);
-      // How many orders there can be is known once the accounts are read; a stop (early return)
-      // ends the wait too.
-      const std::stop_callback wake(st, [&] {
-        orders_bound.store(SIZE_MAX, std::memory_order_release);
-        orders_bound.notify_one();
-      });
-      orders_bound.wait(0, std::memory_order_acquire);
-      const size_t bound = orders_bound.load(std::memory_order_acquire);
-      if (bound != SIZE_MAX) prefault_from_back(pool, pool + bound, orders_filled);
-    });
-  }
+  start_prefault(ld, n_accounts);
   for (uint64_t i = 0; i < n_accounts && !in.failed(); ++i) {
-    if ((i & 4095) == 0) accounts_filled.store(i * sizeof(Account), std::memory_order_relaxed);
+    if ((i & 4095) == 0) ld.accounts_filled.store(i * sizeof(Account), std::memory_order_relaxed);
     Account& a = accounts_.emplace_back();
-    if (saved != nullptr) saved->record_.push_back(offset());
-    if (const char* why = read_account(in, eng3, a)) return bad(why);
-    if (saved != nullptr) saved->index_.push_back(a.index);
+    if (ld.saved != nullptr) ld.saved->record_.push_back(ld.offset());
+    if (const char* why = read_account(in, ld.eng3, a)) return bad(why);
+    if (ld.saved != nullptr) ld.saved->index_.push_back(a.index);
   }
-  // The index map after the accounts, with its buckets prefetched ahead: each insert is a random
-  // read into a table of tens of MB, and the next account's index is known only once this one's
-  // record is decoded.
+  if (Status st = index_accounts(); !st.ok()) return st;
+  ld.accounts_filled.store(n_accounts * sizeof(Account), std::memory_order_relaxed);
+  ld.orders_bound.store(
+      std::max<size_t>(1, std::min<size_t>(pool_.capacity(), in.remaining() / sizeof(SavedOrder))),
+      std::memory_order_release);
+  ld.orders_bound.notify_one();
+  return Status();
+}
+
+// Fresh pages of the account array, then of the order pool, are faulted in from the back by a
+// helper while this thread fills both from the front (huge_page_allocator.hpp). Loading's
+// jthread stops and joins it when load() returns, also on an early return.
+void Engine::start_prefault(Loading& ld, uint64_t n_accounts) {
+  if (n_accounts * sizeof(Account) < (size_t{16} << 20) || pool_.capacity() == 0) return;
+  const Order* pool = &pool_[0];
+  ld.prefault = std::jthread([&ld, b = accounts_.data(), n = n_accounts, pool](std::stop_token st) {
+    prefault_from_back(b, b + n, ld.accounts_filled);
+    // How many orders there can be is known once the accounts are read; a stop (early return)
+    // ends the wait too.
+    const std::stop_callback wake(st, [&] {
+      ld.orders_bound.store(SIZE_MAX, std::memory_order_release);
+      ld.orders_bound.notify_one();
+    });
+    ld.orders_bound.wait(0, std::memory_order_acquire);
+    const size_t bound = ld.orders_bound.load(std::memory_order_acquire);
+    if (bound != SIZE_MAX) prefault_from_back(pool, pool + bound, ld.orders_filled);
+  });
+}
+
+// The index map after the accounts, with its buckets prefetched ahead: each insert is a random
+// read into a table of tens of MB, and the next account's index is known only once this one's
+// record is decoded.
+Status Engine::index_accounts() {
   constexpr size_t kSlotAhead = 16;
   for (size_t i = 0; i < accounts_.size(); ++i) {
     if (i + kSlotAhead < accounts_.size()) account_slot_.prefetch(accounts_[i + kSlotAhead].index);
     if (!account_slot_.emplace(accounts_[i].index, static_cast<uint32_t>(i)).second)
       return bad("duplicate account");
   }
-  accounts_filled.store(n_accounts * sizeof(Account), std::memory_order_relaxed);
-  orders_bound.store(
-      std::max<size_t>(1, std::min<size_t>(pool_.capacity(), in.remaining() / sizeof(SavedOrder))),
-      std::memory_order_release);
-  orders_bound.notify_one();
-  // With `saved`: where each order's SavedOrder lies, by pool slot, | its pending kind << 56
-  // (written for every slot handed out; read for the listed ones).
-  std::unique_ptr<uint64_t[]> slot_at;
-  if (saved != nullptr) {
-    saved->sorted_ = std::is_sorted(saved->index_.begin(), saved->index_.end());
-    if (!saved->sorted_) {
-      saved->by_index_.reserve(saved->index_.size());
-      for (size_t i = 0; i < saved->index_.size(); ++i)
-        saved->by_index_.emplace_back(saved->index_[i], static_cast<uint32_t>(i));
-      std::sort(saved->by_index_.begin(), saved->by_index_.end());
-    }
-    slot_at.reset(new uint64_t[pool_.capacity() + 1]);
+  return Status();
+}
+
+// With `saved`: its lookup by account index, and room for where each order lies (Loading).
+void Engine::index_saved(Loading& ld) {
+  SavedAccounts* const saved = ld.saved;
+  if (saved == nullptr) return;
+  saved->sorted_ = std::is_sorted(saved->index_.begin(), saved->index_.end());
+  if (!saved->sorted_) {
+    saved->by_index_.reserve(saved->index_.size());
+    for (size_t i = 0; i < saved->index_.size(); ++i)
+      saved->by_index_.emplace_back(saved->index_[i], static_cast<uint32_t>(i));
+    std::sort(saved->by_index_.begin(), saved->by_index_.end());
   }
-  const uint32_t n_markets = in.pod<uint32_t>();
+  ld.slot_at.reset(new uint64_t[pool_.capacity() + 1]);
+}
+
+Status Engine::load_markets(Loading& ld) {
+  const uint32_t n_markets = ld.in.pod<uint32_t>();
   if (n_markets > kMaxMarkets) return bad("market count");
-  for (uint32_t i = 0; i < n_markets && !in.failed(); ++i) {
-    const MarketId id = in.pod<MarketId>();
-    if (id >= kMaxMarkets || markets_[id].exists) return bad("market id");
-    Market& m = markets_[id];
-    m.exists = true;
-    m.params = in.pod<MarketParams>();
-    if (!market_params_valid(m.params)) return bad("market parameters");
-    m.quote_multiplier =
-        pow10_i64(kQuoteDecimals - m.params.size_decimals - m.params.price_decimals);
-    m.index_price = in.pod<int64_t>();
-    m.mark_price = in.pod<int64_t>();
-    m.last_trade_price = in.pod<int64_t>();
-    m.open_interest = in.pod<int64_t>();
-    m.trade_count = static_cast<uint64_t>(in.pod<int64_t>());
-    m.volume_base = in.pod<int64_t>();
-    m.volume_quote = in.pod<int64_t>();
-    m.premium_sum = in.pod<int64_t>();
-    m.premium_samples = in.pod<int64_t>();
-    m.next_funding_ms = in.pod<int64_t>();
-    m.last_funding_rate = in.pod<int64_t>();
-    m.last_funding_ms = in.pod<int64_t>();
-    const int64_t level = in.pod<int64_t>();
-    if (level < 0 || level > 2) return bad("breaker level");
-    m.breaker_level = static_cast<uint8_t>(level);
-    m.breaker_until_ms = in.pod<int64_t>();
-    m.window_start_ms = in.pod<int64_t>();
-    m.window_ref = in.pod<int64_t>();
-    m.open_orders = 0;
-    m.book.reserve(cfg_.levels_per_side);
-    for (int side = 0; side < 2; ++side) {
-      const uint32_t levels = in.pod<uint32_t>();
-      for (uint32_t l = 0; l < levels && !in.failed(); ++l) {
-        const uint32_t count = in.pod<uint32_t>();
-        if (count == 0 || count > in.remaining() / sizeof(SavedOrder)) return bad("level size");
-        // In batches, the accounts' hash buckets prefetched first: these lookups are random
-        // and each would otherwise miss cache in turn.
-        std::array<SavedOrder, 16> batch;
-        uint64_t batch_at = 0;  // the first one's offset
-        for (uint32_t k = 0; k < count; ++k) {
-          const uint32_t at = k % batch.size();
-          if (at == 0) {
-            const uint32_t n = std::min<uint32_t>(count - k, batch.size());
-            batch_at = offset();
-            for (uint32_t j = 0; j < n; ++j) {
-              batch[j] = in.pod<SavedOrder>();
-              account_slot_.prefetch(batch[j].account);
-            }
-          }
-          const SavedOrder& so = batch[at];
-          auto acct = account_slot_.find(so.account);
-          if (in.failed() || acct == account_slot_.end() || so.market != id || so.is_ask != side ||
-              so.remaining <= 0 || pool_.full() ||
-              order_slot_.find(so.order_index, pool_) != kNoSlot)
-            return bad("order");
-          const uint32_t s = pool_.alloc();
-          if ((s & 4095) == 0)
-            orders_filled.store(size_t{s} * sizeof(Order), std::memory_order_relaxed);
-          if (slot_at) slot_at[s] = batch_at + at * sizeof(SavedOrder);
-          Order& o = pool_[s];
-          o = from_saved(so, acct->second, 0, 0);
-          m.book.add(pool_, s);
-          ++m.open_orders;
-          if (o.expiry_ms != 0) expiries_.push(s);
-          order_slot_.insert(o.order_index, s);
-          if (o.client_order_index != 0)
-            coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, s);
-        }
+  for (uint32_t i = 0; i < n_markets && !ld.in.failed(); ++i) {
+    if (Status st = load_market(ld); !st.ok()) return st;
+  }
+  return Status();
+}
+
+Status Engine::load_market(Loading& ld) {
+  ByteSource& in = ld.in;
+  const MarketId id = in.pod<MarketId>();
+  if (id >= kMaxMarkets || markets_[id].exists) return bad("market id");
+  Market& m = markets_[id];
+  m.exists = true;
+  m.params = in.pod<MarketParams>();
+  if (!market_params_valid(m.params)) return bad("market parameters");
+  m.quote_multiplier = pow10_i64(kQuoteDecimals - m.params.size_decimals - m.params.price_decimals);
+  m.index_price = in.pod<int64_t>();
+  m.mark_price = in.pod<int64_t>();
+  m.last_trade_price = in.pod<int64_t>();
+  m.open_interest = in.pod<int64_t>();
+  m.trade_count = static_cast<uint64_t>(in.pod<int64_t>());
+  m.volume_base = in.pod<int64_t>();
+  m.volume_quote = in.pod<int64_t>();
+  m.premium_sum = in.pod<int64_t>();
+  m.premium_samples = in.pod<int64_t>();
+  m.next_funding_ms = in.pod<int64_t>();
+  m.last_funding_rate = in.pod<int64_t>();
+  m.last_funding_ms = in.pod<int64_t>();
+  const int64_t level = in.pod<int64_t>();
+  if (level < 0 || level > 2) return bad("breaker level");
+  m.breaker_level = static_cast<uint8_t>(level);
+  m.breaker_until_ms = in.pod<int64_t>();
+  m.window_start_ms = in.pod<int64_t>();
+  m.window_ref = in.pod<int64_t>();
+  m.open_orders = 0;
+  m.book.reserve(cfg_.levels_per_side);
+  for (int side = 0; side < 2; ++side) {
+    const uint32_t levels = in.pod<uint32_t>();
+    for (uint32_t l = 0; l < levels && !in.failed(); ++l) {
+      if (Status st = load_level(ld, m, side); !st.ok()) return st;
+    }
+  }
+  return Status();
+}
+
+Status Engine::load_level(Loading& ld, Market& m, int side) {
+  ByteSource& in = ld.in;
+  const uint32_t count = in.pod<uint32_t>();
+  if (count == 0 || count > in.remaining() / sizeof(SavedOrder)) return bad("level size");
+  // In batches, the accounts' hash buckets prefetched first: these lookups are random and each
+  // would otherwise miss cache in turn.
+  std::array<SavedOrder, 16> batch;
+  uint64_t batch_at = 0;  // the first one's offset
+  for (uint32_t k = 0; k < count; ++k) {
+    const uint32_t at = k % batch.size();
+    if (at == 0) {
+      const uint32_t n = std::min<uint32_t>(count - k, batch.size());
+      batch_at = ld.offset();
+      for (uint32_t j = 0; j < n; ++j) {
+        batch[j] = in.pod<SavedOrder>();
+        account_slot_.prefetch(batch[j].account);
       }
     }
+    const SavedOrder& so = batch[at];
+    auto acct = account_slot_.find(so.account);
+    if (in.failed() || acct == account_slot_.end() || so.market != m.id || so.is_ask != side ||
+        so.remaining <= 0 || pool_.full() || order_slot_.find(so.order_index, pool_) != kNoSlot)
+      return bad("order");
+    const uint32_t s = pool_.alloc();
+    if ((s & 4095) == 0)
+      ld.orders_filled.store(size_t{s} * sizeof(Order), std::memory_order_relaxed);
+    if (ld.slot_at) ld.slot_at[s] = batch_at + at * sizeof(SavedOrder);
+    Order& o = pool_[s];
+    o = from_saved(so, acct->second, 0, 0);
+    m.book.add(pool_, s);
+    ++m.open_orders;
+    if (o.expiry_ms != 0) expiries_.push(s);
+    order_slot_.insert(o.order_index, s);
+    if (o.client_order_index != 0) coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, s);
   }
+  return Status();
+}
+
+Status Engine::load_pending(Loading& ld) {
+  ByteSource& in = ld.in;
   for (Market& m : markets_) {
     if (!m.exists) continue;
     const uint32_t n = in.pod<uint32_t>();
     if (n > in.remaining() / sizeof(SavedOrder)) return bad("pending order count");
     for (uint32_t k = 0; k < n && !in.failed(); ++k) {
-      const uint64_t at = offset();
+      const uint64_t at = ld.offset();
       const SavedOrder so = in.pod<SavedOrder>();
       const Ticks trigger = in.pod<Ticks>();
       auto acct = account_slot_.find(so.account);
@@ -407,7 +501,7 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
           order_slot_.find(so.order_index, pool_) != kNoSlot)
         return bad("pending order");
       const uint32_t s = pool_.alloc();
-      if (slot_at) slot_at[s] = at | uint64_t{kWaitingTrigger} << 56;
+      if (ld.slot_at) ld.slot_at[s] = at | uint64_t{kWaitingTrigger} << 56;
       Order& o = pool_[s];
       o = from_saved(so, acct->second, kWaitingTrigger, trigger);
       (fires_below(o.type, o.is_ask) ? m.triggers_below : m.triggers_above)
@@ -419,36 +513,40 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
       if (o.client_order_index != 0) coi_slot_.emplace(CoiKey{o.account, o.client_order_index}, s);
     }
   }
-  // Orders waiting outside the book: grouped children (their trigger), then TWAPs (the time of
-  // their next slice).
-  auto load_waiting = [&](uint8_t kind, const std::string& what) {
-    const uint64_t n = in.pod<uint64_t>();
-    if (n > in.remaining() / sizeof(SavedOrder)) return bad(what + " count");
-    for (uint64_t k = 0; k < n && !in.failed(); ++k) {
-      const uint64_t at = offset();
-      const SavedOrder so = in.pod<SavedOrder>();
-      const Ticks trigger = in.pod<Ticks>();
-      auto acct = account_slot_.find(so.account);
-      const bool type_ok = kind == kWaitingTwap ? so.type == OrderType::kTwap && so.remaining > 0
-                                                : is_trigger_type(so.type);
-      if (in.failed() || acct == account_slot_.end() || so.market >= kMaxMarkets ||
-          !markets_[so.market].exists || !type_ok || trigger <= 0 || pool_.full() ||
-          order_slot_.find(so.order_index, pool_) != kNoSlot)
-        return bad(what);
-      const uint32_t s = pool_.alloc();
-      if (slot_at) slot_at[s] = at | uint64_t{kind} << 56;
-      pool_[s] = from_saved(so, acct->second, kind, trigger);
-      ++markets_[so.market].waiting_orders;
-      if (so.expiry_ms != 0) expiries_.push(s);
-      order_slot_.insert(so.order_index, s);
-      if (so.client_order_index != 0)
-        coi_slot_.emplace(CoiKey{so.account, so.client_order_index}, s);
-      if (kind == kWaitingTwap) twaps_.insert({trigger, so.order_index});
-    }
-    return Status();
-  };
-  if (Status st = load_waiting(kWaitingParent, "waiting order"); !st.ok()) return st;
-  if (Status st = load_waiting(kWaitingTwap, "TWAP order"); !st.ok()) return st;
+  return Status();
+}
+
+// Orders of one kind waiting outside the book (kWaitingParent or kWaitingTwap), each with its
+// trigger_price.
+Status Engine::load_waiting(Loading& ld, uint8_t kind, const std::string& what) {
+  ByteSource& in = ld.in;
+  const uint64_t n = in.pod<uint64_t>();
+  if (n > in.remaining() / sizeof(SavedOrder)) return bad(what + " count");
+  for (uint64_t k = 0; k < n && !in.failed(); ++k) {
+    const uint64_t at = ld.offset();
+    const SavedOrder so = in.pod<SavedOrder>();
+    const Ticks trigger = in.pod<Ticks>();
+    auto acct = account_slot_.find(so.account);
+    const bool type_ok = kind == kWaitingTwap ? so.type == OrderType::kTwap && so.remaining > 0
+                                              : is_trigger_type(so.type);
+    if (in.failed() || acct == account_slot_.end() || so.market >= kMaxMarkets ||
+        !markets_[so.market].exists || !type_ok || trigger <= 0 || pool_.full() ||
+        order_slot_.find(so.order_index, pool_) != kNoSlot)
+      return bad(what);
+    const uint32_t s = pool_.alloc();
+    if (ld.slot_at) ld.slot_at[s] = at | uint64_t{kind} << 56;
+    pool_[s] = from_saved(so, acct->second, kind, trigger);
+    ++markets_[so.market].waiting_orders;
+    if (so.expiry_ms != 0) expiries_.push(s);
+    order_slot_.insert(so.order_index, s);
+    if (so.client_order_index != 0) coi_slot_.emplace(CoiKey{so.account, so.client_order_index}, s);
+    if (kind == kWaitingTwap) twaps_.insert({trigger, so.order_index});
+  }
+  return Status();
+}
+
+Status Engine::load_links(Loading& ld) {
+  ByteSource& in = ld.in;
   const uint64_t n_links = in.pod<uint64_t>();
   if (n_links > in.remaining() / 32) return bad("group link count");
   for (uint64_t k = 0; k < n_links && !in.failed(); ++k) {
@@ -459,9 +557,13 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
     pool_[s].parent = in.pod<OrderIndex>();
     pool_[s].sibling = in.pod<OrderIndex>();
   }
-  // Each account's list, relinked in its saved order. The ids are read first, then looked up with
-  // prefetches ahead: each lookup is two random reads (the index's cell, then the pool entry), and
-  // at 1M orders they dominated this loop.
+  return Status();
+}
+
+// Each account's list, relinked in its saved order. The ids are read first, then looked up with
+// prefetches ahead (link_order_lists).
+Status Engine::load_order_lists(Loading& ld) {
+  ByteSource& in = ld.in;
   std::vector<OrderIndex> ids;
   ids.reserve(pool_.live_count());
   for (Account& a : accounts_) {
@@ -471,6 +573,13 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
       ids.push_back(in.pod<OrderIndex>());
   }
   if (in.failed()) return bad("account orders truncated");
+  return link_order_lists(ld, ids);
+}
+
+// Each lookup is two random reads (the index's cell, then the pool entry), and at 1M orders they
+// dominated this loop: both are prefetched ahead.
+Status Engine::link_order_lists(Loading& ld, const std::vector<OrderIndex>& ids) {
+  SavedAccounts* const saved = ld.saved;
   constexpr size_t kCellAhead = 16, kOrderAhead = 8;
   for (size_t j = 0; j < std::min(ids.size(), kCellAhead); ++j) order_slot_.prefetch_cell(ids[j]);
   for (size_t j = 0; j < std::min(ids.size(), kOrderAhead); ++j)
@@ -487,16 +596,16 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
       if (next + kCellAhead < ids.size()) order_slot_.prefetch_cell(ids[next + kCellAhead]);
       if (next + kOrderAhead < ids.size()) {
         order_slot_.prefetch_order(ids[next + kOrderAhead], pool_);
-        if (slot_at) {
+        if (ld.slot_at) {
           const uint32_t h = order_slot_.slot_hint(ids[next + kOrderAhead]);
-          if (h < pool_.capacity()) __builtin_prefetch(&slot_at[h]);
+          if (h < pool_.capacity()) __builtin_prefetch(&ld.slot_at[h]);
         }
       }
       const uint32_t s = order_slot_.find(ids[next], pool_);
       if (s == kNoSlot || pool_[s].account != a.index) return bad("account order");
       Order& o = pool_[s];
       if (saved != nullptr) {
-        saved->entry_.push_back(slot_at[s]);
+        saved->entry_.push_back(ld.slot_at[s]);
         if (o.parent != 0) saved->parents_.emplace_back(o.order_index, o.parent);
       }
       o.acct_prev = tail;
@@ -512,17 +621,6 @@ Status Engine::load(ByteSource& in, bool validate_after, SavedAccounts* saved) {
     saved->list_begin_.push_back(static_cast<uint32_t>(next));
     std::sort(saved->parents_.begin(), saved->parents_.end());
   }
-  if (in.pod<uint32_t>() != magic || in.failed() || in.remaining() != 0)
-    return bad("truncated or trailing bytes");
-  for (const Account& a : accounts_) {
-    for (const Position& p : a.positions) {
-      if (p.market >= kMaxMarkets || !markets_[p.market].exists) return bad("position market");
-      if (p.isolated > 1) return bad("position margin mode");
-    }
-  }
-  rebuild_risk_indexes();
-  if (!validate_after) return Status();
-  if (std::string broken = validate(); !broken.empty()) return bad("inconsistent state: " + broken);
   return Status();
 }
 

@@ -226,7 +226,14 @@ class Engine {
   void match_and_rest(Ctx& c, Market& m, Account& taker, uint32_t slot, Ticks bound,
                       bool is_market);
   void fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32_t maker_slot, Lots q);
-  void apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Ticks price, Usdc fee);
+  // A liquidation fill better than the zero price pays part of the improvement to the insurance
+  // fund.
+  void pay_liquidation_fee(Ctx& c, Market& m, Account& taker, bool taker_is_ask, Lots q,
+                           Ticks price, __int128 notional);
+  // One side of a fill, fee included. Returns the change of what the account holds (collateral +
+  // isolated margin - cost basis, the sum validate() checks) modulo 2^64: the trade's cash flow
+  // less the fee.
+  uint64_t apply_fill(Ctx& c, Market& m, Account& a, bool is_buy, Lots q, Ticks price, Usdc fee);
   // The arithmetic of one side of a fill, without emitting: returns the open-interest change.
   static Lots fill_position(const Market& m, Position& p, Usdc& collateral, bool is_buy, Lots q,
                             Ticks price);
@@ -245,6 +252,35 @@ class Engine {
   void emit_balance(Ctx& c, const Account& a, Usdc delta, BalanceReason why);
   void flush_fills(Ctx& c);  // the updates a matching deferred (Ctx::Coalesce)
   void emit_position(Ctx& c, const Account& a, const Position& p);
+
+  // snapshots (engine/snapshot.cpp): one writer and one reader per section, in stream order
+  struct Loading;  // load()'s state while it reads one snapshot
+  void save_accounts(ByteSink& out) const;
+  void save_books(ByteSink& out) const;
+  void save_pending(ByteSink& out) const;       // trigger orders, by market
+  void save_outside_book(ByteSink& out) const;  // waiting children, TWAPs, group links
+  void save_order_lists(ByteSink& out) const;
+  Status load_accounts(Loading& ld);
+  void start_prefault(Loading& ld, uint64_t n_accounts);
+  Status index_accounts();
+  void index_saved(Loading& ld);
+  Status load_markets(Loading& ld);
+  Status load_market(Loading& ld);
+  Status load_level(Loading& ld, Market& m, int side);
+  Status load_pending(Loading& ld);
+  Status load_waiting(Loading& ld, uint8_t kind, const std::string& what);
+  Status load_links(Loading& ld);
+  Status load_order_lists(Loading& ld);
+  Status link_order_lists(Loading& ld, const std::vector<OrderIndex>& ids);
+
+  // validate() (engine/state.cpp), one part of the state each, in validate()'s order: empty
+  // when it holds, else what is broken
+  std::string validate_books(uint64_t& resting) const;
+  std::string validate_level(const Market& m, int side, size_t i, uint32_t& in_book) const;
+  std::string validate_pending(uint64_t& pending) const;
+  std::string validate_outside_book() const;
+  std::string validate_positions() const;
+  std::string validate_account_orders() const;
 
   static constexpr uint32_t kFeeAccountSlot = 0;  // created first, at genesis
   Account* find_account(AccountIndex a);

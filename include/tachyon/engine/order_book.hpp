@@ -46,6 +46,13 @@ class OrderBook {
     return b && (taker_is_ask ? b->price >= price : b->price <= price);
   }
 
+  // Best bid at or above best ask (both sides non-empty): never so once a matching is done.
+  bool crossed() const {
+    const Level* b = best(false);
+    const Level* a = best(true);
+    return b && a && b->price >= a->price;
+  }
+
   void add(OrderPool& pool, uint32_t slot);              // appends at the level's tail
   void remove(OrderPool& pool, uint32_t slot);           // unlinks; drops an empty level
   void reduce(OrderPool& pool, uint32_t slot, Lots by);  // in place, keeps priority
