@@ -12,6 +12,7 @@ over its limit; exit 1 if any is over.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -37,8 +38,9 @@ def functions(root):
     for top in ("src", "include"):
         for dirpath, _, names in os.walk(os.path.join(root, top)):
             files += [os.path.join(dirpath, n) for n in names if n.endswith((".cpp", ".hpp"))]
+    ctags = shutil.which("ctags-universal") or "ctags"
     out = subprocess.run(
-        ["ctags", "--output-format=json", "--fields=+ne", "--kinds-c++=f", "--language-force=c++",
+        [ctags, "--output-format=json", "--fields=+ne", "--kinds-c++=f", "--language-force=c++",
          "-o", "-"] + sorted(files), capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         tag = json.loads(line)

@@ -27,6 +27,8 @@ size_t AccountTable::slot_of(AccountIndex a) const {
 
 const AccountView* AccountTable::find(AccountIndex a) const {
   for (size_t i = slot_of(a), n = 0; n <= mask_; i = (i + 1) & mask_, ++n) {
+    // Acquire on both: pairs with the claim's and the store's release, so the view's contents
+    // written before its pointer was stored are visible here.
     const uint64_t k = entries_[i].key.load(std::memory_order_acquire);
     if (k == 0) break;
     if (k == a + 1) {
@@ -67,6 +69,8 @@ const AccountView* AccountTable::from_base(AccountIndex a) const {
   Entry* e = self->claim(a, fresh);
   if (e == nullptr) return nullptr;
   AccountView* expected = nullptr;
+  // acq_rel: releases the view made here to later readers; on failure acquires the view that
+  // won (the apply thread's or another reader's). The counters are statistics: relaxed.
   if (e->view.compare_exchange_strong(expected, v.get(), std::memory_order_acq_rel)) {
     made_.fetch_add(1, std::memory_order_relaxed);
     return v.release();
@@ -95,6 +99,7 @@ AccountTable::Entry* AccountTable::claim(AccountIndex a, bool& fresh, bool reser
     Entry& e = entries_[i];
     uint64_t k = e.key.load(std::memory_order_acquire);
     if (k == 0) {
+      // size_ only bounds the load factor (a few over is harmless): relaxed.
       if (!reserved && (size_.load(std::memory_order_relaxed) + 1) * 10 > entries_.size() * 7)
         break;
       if (!e.key.compare_exchange_strong(k, a + 1, std::memory_order_acq_rel)) {
@@ -116,6 +121,8 @@ bool AccountTable::publish(std::unique_ptr<AccountView> v, uint64_t* tag) {
   bool fresh = false;
   Entry* e = claim(v->index, fresh);
   if (e == nullptr) return false;
+  // seq_cst, not only release: the exchange must be ordered before the retire tag is read
+  // (domain_.retire_tag()), so no reader that started after the tag can still hold `old`.
   AccountView* old = e->view.exchange(v.release(), std::memory_order_seq_cst);
   if (old != nullptr) {
     retired_.push_back({old, domain_.retire_tag()});
@@ -139,7 +146,7 @@ size_t AccountTable::insert_concurrent(std::vector<std::unique_ptr<AccountView>>
       if (reserved) size_.fetch_sub(1, std::memory_order_relaxed);
       continue;
     }
-    e->view.store(views[i].release(), std::memory_order_release);
+    e->view.store(views[i].release(), std::memory_order_release);  // pairs with find()'s acquire
     ++in;
   }
   views.clear();

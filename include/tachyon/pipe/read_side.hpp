@@ -259,7 +259,11 @@ std::unique_ptr<AccountView> first_view(const Account& a, std::vector<OrderView>
                                         int64_t now_ns, size_t orders_in_view);
 OrderView order_view(const Order& o, int64_t now_ns);  // created and updated at now_ns
 
-// Insert-only open addressing of account index -> current view. One writer (the apply thread).
+// Insert-only open addressing of account index -> current view. Writers: the apply thread
+// (publish, the only one that replaces a view) and, while seeding, the seeder threads
+// (insert_concurrent); with an account base, also any reader's find(), which inserts an
+// account's first view by compare-and-swap (below). Every insert claims its key by CAS, so
+// concurrent inserts of one account end with one view.
 //
 // The account base (set_base): at a start from a snapshot, the accounts the journal replay left
 // as the snapshot saved them get no view at start (at 1M accounts, building every view was most
