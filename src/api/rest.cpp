@@ -151,6 +151,7 @@ WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Front& pipe, uint32_t index)
 WorkerLogic::~WorkerLogic() = default;
 
 void WorkerLogic::handle_http(const HttpRequest& req, ReplyFn done) {
+  TACHYON_OWNER_ONLY(owner_);
   if (!req.admin && !shared_.ip_allow(req.ip)) {
     done(error_reply(429, 23000, "too many requests: rate limit exceeded"));
     return;

@@ -396,8 +396,10 @@ void ApiServer::stop() {
   // A short grace period for those replies to be written, then stop.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   for (auto& w : d.workers) w->ioc.stop();
-  for (auto& w : d.workers)
+  for (auto& w : d.workers) {
     if (w->thread.joinable()) w->thread.join();
+    w->logic.release_owner();  // what the teardown below closes runs on this thread
+  }
   d.pub.reset();
   d.admin.reset();
   d.workers.clear();

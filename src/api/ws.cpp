@@ -164,6 +164,7 @@ void WorkerLogic::drop_subscriber(const std::string& key, const WsConn& c) {
 }
 
 void WorkerLogic::ws_open(const std::shared_ptr<WsConn>& c) {
+  TACHYON_OWNER_ONLY(owner_);
   c->id = (uint64_t{index_} << 48) | next_conn_id_++;
   c->last_rx_ns = now_ns();
   conns_[c->id] = c;
@@ -224,6 +225,7 @@ void WorkerLogic::ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std:
 }
 
 void WorkerLogic::ws_closed(const std::shared_ptr<WsConn>& c) {
+  TACHYON_OWNER_ONLY(owner_);
   if (c->on_disconnect) {  // the session asked for its orders to go with it
     SignedTx st = *c->on_disconnect;
     c->on_disconnect.reset();
@@ -243,6 +245,7 @@ void WorkerLogic::ws_closed(const std::shared_ptr<WsConn>& c) {
 }
 
 void WorkerLogic::ws_message(const std::shared_ptr<WsConn>& c, std::string_view text) {
+  TACHYON_OWNER_ONLY(owner_);
   c->last_rx_ns = now_ns();
   if (!shared_.ip_allow(c->ip)) {
     push(*c, ws_error(30009, "rate limit exceeded", ""));

@@ -71,6 +71,7 @@ void WorkerLogic::fan_out_height() {
 }
 
 void WorkerLogic::on_wake() {
+  TACHYON_OWNER_ONLY(owner_);
   ApiMetrics& m = shared_.metrics;
   tachyon::Track* const track = m.tracks[index_];
   const int64_t t0 = now_ns();
@@ -246,6 +247,7 @@ void WorkerLogic::resync_all() {
 }
 
 void WorkerLogic::on_tick() {
+  TACHYON_OWNER_ONLY(owner_);
   const int64_t now = now_ns();
   std::vector<std::shared_ptr<WsConn>> idle;
   for (auto it = conns_.begin(); it != conns_.end();) {

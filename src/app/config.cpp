@@ -86,6 +86,124 @@ Status parse_market(const toml::table& t, const std::string& origin, MarketSeed&
   return Status();
 }
 
+// One reader per section: the keys it may hold, each into its field of the Config.
+
+Status parse_server(const toml::table& t, const std::string& origin, Config& c) {
+  TRY(get_str(t, "listen_address", c.listen_address, origin));
+  TRY(get_int(t, "port", c.port, origin, 0, 65535));
+  TRY(get_str(t, "admin_address", c.admin_address, origin));
+  TRY(get_int(t, "admin_port", c.admin_port, origin, 0, 65535));
+  TRY(get_int(t, "chain_id", c.chain_id, origin, 0, UINT32_MAX));
+  TRY(get_int(t, "workers", c.api_workers, origin, 1, 64));
+  TRY(get_str(t, "operator_pubkey", c.operator_pubkey, origin));
+  return Status();
+}
+
+Status parse_limits(const toml::table& t, const std::string& origin, Config& c) {
+  TRY(get_int(t, "max_body_bytes", c.max_body_bytes, origin, 1024, 16 << 20));
+  TRY(get_int(t, "max_ws_message_bytes", c.max_ws_message_bytes, origin, 1024, 16 << 20));
+  TRY(get_int(t, "max_subscriptions", c.max_subscriptions, origin, 1, 100000));
+  TRY(get_int(t, "ws_queue_bytes", c.ws_queue_bytes, origin, 4096, 1 << 30));
+  TRY(get_int(t, "idle_timeout_s", c.idle_timeout_s, origin, 1, 86400));
+  TRY(get_int(t, "account_rate_per_s", c.account_rate_per_s, origin, 1, 10000000));
+  TRY(get_int(t, "account_burst", c.account_burst, origin, 1, 10000000));
+  TRY(get_int(t, "max_connections", c.max_connections, origin, 1, 10000000));
+  TRY(get_int(t, "max_connections_per_ip", c.max_connections_per_ip, origin, 1, 1000000));
+  TRY(get_int(t, "ip_rate_per_s", c.ip_rate_per_s, origin, 1, 10000000));
+  TRY(get_int(t, "ip_burst", c.ip_burst, origin, 1, 10000000));
+  return Status();
+}
+
+Status parse_store(const toml::table& t, const std::string& origin, Config& c) {
+  std::string durability;
+  TRY(get_str(t, "data_dir", c.data_dir, origin));
+  TRY(get_str(t, "durability", durability, origin));
+  if (!durability.empty()) TRY(store::parse_durability(durability, c.durability));
+  TRY(get_int(t, "segment_bytes", c.segment_bytes, origin, 4096, int64_t{1} << 40));
+  TRY(get_int(t, "snapshot_every_txs", c.snapshot_every_txs, origin, 0, INT64_MAX));
+  TRY(get_int(t, "snapshot_interval_s", c.snapshot_interval_s, origin, 0, 86400 * 30));
+  TRY(get_int(t, "snapshot_keep", c.snapshot_keep, origin, 1, 1000));
+  std::string from;
+  TRY(get_str(t, "snapshot_from", from, origin));
+  if (from == "replica") {
+    c.snapshot_from_replica = true;
+  } else if (from == "fork") {
+    c.snapshot_from_replica = false;
+  } else if (t.contains("snapshot_from")) {
+    return Status::error(where(*t.get("snapshot_from"), origin) +
+                         ": 'snapshot_from' must be \"replica\" or \"fork\", not \"" + from + "\"");
+  }
+  TRY(get_int(t, "block_max_txs", c.block_max_txs, origin, 1, 1'000'000));
+  TRY(get_int(t, "block_interval_ms", c.block_interval_ms, origin, 1, 60'000));
+  return Status();
+}
+
+Status parse_engine(const toml::table& t, const std::string& origin, Config& c) {
+  TRY(get_int(t, "max_orders", c.engine.max_orders, origin, 16, int64_t{1} << 30));
+  TRY(get_int(t, "expected_accounts", c.engine.expected_accounts, origin, 16, int64_t{1} << 30));
+  TRY(get_int(t, "levels_per_side", c.engine.levels_per_side, origin, 16, int64_t{1} << 24));
+  TRY(get_int(t, "fee_account", c.engine.fee_account, origin, 0, kMaxAccountIndex));
+  TRY(get_int(t, "insurance_account", c.engine.insurance_account, origin, 0, kMaxAccountIndex));
+  TRY(get_int(t, "funding_interval_ms", c.engine.funding_interval_ms, origin, 1000,
+              int64_t{86400} * 1000 * 7));
+  TRY(get_int(t, "impact_notional", c.engine.impact_notional, origin, 1, int64_t{1} << 53));
+  TRY(get_int(t, "liquidation_fee", c.engine.liquidation_fee, origin, 0, 10000));
+  TRY(get_int(t, "funding_sample_ms", c.funding_sample_ms, origin, 0, int64_t{3600} * 1000));
+  return Status();
+}
+
+Status parse_threads(const toml::table& t, const std::string& origin, Config& c) {
+  TRY(get_str(t, "wait_strategy", c.wait_strategy, origin));
+  TRY(get_str(t, "apply_wait_strategy", c.apply_wait_strategy, origin));
+  TRY(get_int(t, "apply_keep_warm_rounds", c.apply_keep_warm_rounds, origin, 0, 1 << 20));
+  TRY(get_int(t, "apply_batch_updates", c.apply_batch_updates, origin, 0, 1 << 20));
+  TRY(get_int(t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
+  TRY(get_int(t, "apply_core", c.apply_core, origin, -1, 4095));
+  TRY(get_int(t, "sched_fifo_priority", c.sched_fifo_priority, origin, 0, 99));
+  TRY(get_str(t, "lock_memory", c.lock_memory, origin));
+  return Status();
+}
+
+Status parse_log(const toml::table& t, const std::string& origin, Config& c) {
+  TRY(get_str(t, "file", c.log_file, origin));
+  TRY(get_str(t, "level", c.log_level, origin));
+  return Status();
+}
+
+Status parse_obs(const toml::table& t, const std::string& origin, Config& c) {
+  TRY(get_str(t, "detail", c.obs_detail, origin));
+  TRY(get_str(t, "trace_dir", c.trace_dir, origin));
+  TRY(get_int(t, "trace_events_per_thread", c.trace_events_per_thread, origin, 1024, 1 << 24));
+  TRY(get_int(t, "trace_window_ms", c.trace_window_ms, origin, 1, 600'000));
+  TRY(get_int(t, "trace_min_interval_s", c.trace_min_interval_s, origin, 0, 86400));
+  TRY(get_int(t, "dump_apply_batch_us", c.dump_apply_batch_us, origin, 0, 60'000'000));
+  TRY(get_int(t, "dump_tx_ms", c.dump_tx_ms, origin, 0, 600'000));
+  return Status();
+}
+
+Status parse_demo(const toml::table& t, const std::string& origin, Config& c) {
+  TRY(get_int(t, "load_tps", c.demo_load_tps, origin, 0, 1'000'000));
+  TRY(get_int(t, "seed", c.demo_seed, origin, 0, INT64_MAX));
+  return Status();
+}
+
+// [[markets]]: replaces the configured markets.
+Status parse_markets(const toml::node& n, const std::string& origin, Config& c) {
+  const toml::array* arr = n.as_array();
+  if (arr == nullptr)
+    return Status::error(where(n, origin) + ": [[markets]] must be an array of tables");
+  c.markets.clear();
+  for (const toml::node& m : *arr) {
+    const toml::table* t = m.as_table();
+    if (t == nullptr)
+      return Status::error(where(m, origin) + ": each [[markets]] entry must be a table");
+    MarketSeed seed;
+    TRY(parse_market(*t, origin, seed));
+    c.markets.push_back(seed);
+  }
+  return Status();
+}
+
 }  // namespace
 
 Status parse_config(const std::string& text, const std::string& origin, Config& c) {
@@ -106,104 +224,15 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
       return Status::error(where(node, origin) + ": unknown section [" + std::string(key.str()) +
                            "]");
   }
-  if (const toml::table* t = root["server"].as_table()) {
-    TRY(get_str(*t, "listen_address", c.listen_address, origin));
-    TRY(get_int(*t, "port", c.port, origin, 0, 65535));
-    TRY(get_str(*t, "admin_address", c.admin_address, origin));
-    TRY(get_int(*t, "admin_port", c.admin_port, origin, 0, 65535));
-    TRY(get_int(*t, "chain_id", c.chain_id, origin, 0, UINT32_MAX));
-    TRY(get_int(*t, "workers", c.api_workers, origin, 1, 64));
-    TRY(get_str(*t, "operator_pubkey", c.operator_pubkey, origin));
-  }
-  if (const toml::table* t = root["limits"].as_table()) {
-    TRY(get_int(*t, "max_body_bytes", c.max_body_bytes, origin, 1024, 16 << 20));
-    TRY(get_int(*t, "max_ws_message_bytes", c.max_ws_message_bytes, origin, 1024, 16 << 20));
-    TRY(get_int(*t, "max_subscriptions", c.max_subscriptions, origin, 1, 100000));
-    TRY(get_int(*t, "ws_queue_bytes", c.ws_queue_bytes, origin, 4096, 1 << 30));
-    TRY(get_int(*t, "idle_timeout_s", c.idle_timeout_s, origin, 1, 86400));
-    TRY(get_int(*t, "account_rate_per_s", c.account_rate_per_s, origin, 1, 10000000));
-    TRY(get_int(*t, "account_burst", c.account_burst, origin, 1, 10000000));
-    TRY(get_int(*t, "max_connections", c.max_connections, origin, 1, 10000000));
-    TRY(get_int(*t, "max_connections_per_ip", c.max_connections_per_ip, origin, 1, 1000000));
-    TRY(get_int(*t, "ip_rate_per_s", c.ip_rate_per_s, origin, 1, 10000000));
-    TRY(get_int(*t, "ip_burst", c.ip_burst, origin, 1, 10000000));
-  }
-  if (const toml::table* t = root["store"].as_table()) {
-    std::string durability;
-    TRY(get_str(*t, "data_dir", c.data_dir, origin));
-    TRY(get_str(*t, "durability", durability, origin));
-    if (!durability.empty()) TRY(store::parse_durability(durability, c.durability));
-    TRY(get_int(*t, "segment_bytes", c.segment_bytes, origin, 4096, int64_t{1} << 40));
-    TRY(get_int(*t, "snapshot_every_txs", c.snapshot_every_txs, origin, 0, INT64_MAX));
-    TRY(get_int(*t, "snapshot_interval_s", c.snapshot_interval_s, origin, 0, 86400 * 30));
-    TRY(get_int(*t, "snapshot_keep", c.snapshot_keep, origin, 1, 1000));
-    std::string from;
-    TRY(get_str(*t, "snapshot_from", from, origin));
-    if (from == "replica") {
-      c.snapshot_from_replica = true;
-    } else if (from == "fork") {
-      c.snapshot_from_replica = false;
-    } else if (t->contains("snapshot_from")) {
-      return Status::error(where(*t->get("snapshot_from"), origin) +
-                           ": 'snapshot_from' must be \"replica\" or \"fork\", not \"" + from +
-                           "\"");
-    }
-    TRY(get_int(*t, "block_max_txs", c.block_max_txs, origin, 1, 1'000'000));
-    TRY(get_int(*t, "block_interval_ms", c.block_interval_ms, origin, 1, 60'000));
-  }
-  if (const toml::table* t = root["engine"].as_table()) {
-    TRY(get_int(*t, "max_orders", c.engine.max_orders, origin, 16, int64_t{1} << 30));
-    TRY(get_int(*t, "expected_accounts", c.engine.expected_accounts, origin, 16, int64_t{1} << 30));
-    TRY(get_int(*t, "levels_per_side", c.engine.levels_per_side, origin, 16, int64_t{1} << 24));
-    TRY(get_int(*t, "fee_account", c.engine.fee_account, origin, 0, kMaxAccountIndex));
-    TRY(get_int(*t, "insurance_account", c.engine.insurance_account, origin, 0, kMaxAccountIndex));
-    TRY(get_int(*t, "funding_interval_ms", c.engine.funding_interval_ms, origin, 1000,
-                int64_t{86400} * 1000 * 7));
-    TRY(get_int(*t, "impact_notional", c.engine.impact_notional, origin, 1, int64_t{1} << 53));
-    TRY(get_int(*t, "liquidation_fee", c.engine.liquidation_fee, origin, 0, 10000));
-    TRY(get_int(*t, "funding_sample_ms", c.funding_sample_ms, origin, 0, int64_t{3600} * 1000));
-  }
-  if (const toml::table* t = root["threads"].as_table()) {
-    TRY(get_str(*t, "wait_strategy", c.wait_strategy, origin));
-    TRY(get_str(*t, "apply_wait_strategy", c.apply_wait_strategy, origin));
-    TRY(get_int(*t, "apply_keep_warm_rounds", c.apply_keep_warm_rounds, origin, 0, 1 << 20));
-    TRY(get_int(*t, "apply_batch_updates", c.apply_batch_updates, origin, 0, 1 << 20));
-    TRY(get_int(*t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
-    TRY(get_int(*t, "apply_core", c.apply_core, origin, -1, 4095));
-    TRY(get_int(*t, "sched_fifo_priority", c.sched_fifo_priority, origin, 0, 99));
-    TRY(get_str(*t, "lock_memory", c.lock_memory, origin));
-  }
-  if (const toml::table* t = root["log"].as_table()) {
-    TRY(get_str(*t, "file", c.log_file, origin));
-    TRY(get_str(*t, "level", c.log_level, origin));
-  }
-  if (const toml::table* t = root["obs"].as_table()) {
-    TRY(get_str(*t, "detail", c.obs_detail, origin));
-    TRY(get_str(*t, "trace_dir", c.trace_dir, origin));
-    TRY(get_int(*t, "trace_events_per_thread", c.trace_events_per_thread, origin, 1024, 1 << 24));
-    TRY(get_int(*t, "trace_window_ms", c.trace_window_ms, origin, 1, 600'000));
-    TRY(get_int(*t, "trace_min_interval_s", c.trace_min_interval_s, origin, 0, 86400));
-    TRY(get_int(*t, "dump_apply_batch_us", c.dump_apply_batch_us, origin, 0, 60'000'000));
-    TRY(get_int(*t, "dump_tx_ms", c.dump_tx_ms, origin, 0, 600'000));
-  }
-  if (const toml::table* t = root["demo"].as_table()) {
-    TRY(get_int(*t, "load_tps", c.demo_load_tps, origin, 0, 1'000'000));
-    TRY(get_int(*t, "seed", c.demo_seed, origin, 0, INT64_MAX));
-  }
-  if (const toml::node* n = root.get("markets")) {
-    const toml::array* arr = n->as_array();
-    if (arr == nullptr)
-      return Status::error(where(*n, origin) + ": [[markets]] must be an array of tables");
-    c.markets.clear();
-    for (const toml::node& m : *arr) {
-      const toml::table* t = m.as_table();
-      if (t == nullptr)
-        return Status::error(where(m, origin) + ": each [[markets]] entry must be a table");
-      MarketSeed seed;
-      TRY(parse_market(*t, origin, seed));
-      c.markets.push_back(seed);
-    }
-  }
+  if (const toml::table* t = root["server"].as_table()) TRY(parse_server(*t, origin, c));
+  if (const toml::table* t = root["limits"].as_table()) TRY(parse_limits(*t, origin, c));
+  if (const toml::table* t = root["store"].as_table()) TRY(parse_store(*t, origin, c));
+  if (const toml::table* t = root["engine"].as_table()) TRY(parse_engine(*t, origin, c));
+  if (const toml::table* t = root["threads"].as_table()) TRY(parse_threads(*t, origin, c));
+  if (const toml::table* t = root["log"].as_table()) TRY(parse_log(*t, origin, c));
+  if (const toml::table* t = root["obs"].as_table()) TRY(parse_obs(*t, origin, c));
+  if (const toml::table* t = root["demo"].as_table()) TRY(parse_demo(*t, origin, c));
+  if (const toml::node* n = root.get("markets")) TRY(parse_markets(*n, origin, c));
   return check_config(c);
 }
 

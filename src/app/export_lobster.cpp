@@ -412,16 +412,8 @@ bool snapshot_header(const std::string& path, uint64_t& seq, uint64_t& hash) {
 
 std::string seq_str(uint64_t s) { return std::to_string(s); }
 
-}  // namespace
-
-int64_t lobster_price(Ticks ticks, int price_decimals, bool is_ask) {
-  if (price_decimals <= 4) return ticks * pow10(4 - price_decimals);
-  const int64_t d = pow10(price_decimals - 4);
-  return is_ask ? (ticks + d - 1) / d : ticks / d;  // away from the spread
-}
-
-Status export_lobster(const ExportOptions& o, ExportReport& report, std::FILE* log) {
-  report = ExportReport{};
+// The options checked, and the output directory made.
+Status check_options(const ExportOptions& o) {
   std::error_code ec;
   if (!fs::is_directory(o.data_dir, ec)) return Status::error(o.data_dir + " is not a directory");
   if (o.market < 0 || o.market >= kMaxMarkets)
@@ -432,7 +424,110 @@ Status export_lobster(const ExportOptions& o, ExportReport& report, std::FILE* l
     if (std::mismatch(data.begin(), data.end(), out.begin(), out.end()).first == data.end())
       return Status::error("--out must not be the data directory or inside it");
   }
-  if (Status s = store::make_dirs(o.out_dir); !s.ok()) return s;
+  return store::make_dirs(o.out_dir);
+}
+
+// The state the replay starts from.
+struct Start {
+  std::unique_ptr<Engine> engine;
+  uint64_t from_seq = 0;  // the last seq it holds (0: genesis)
+};
+
+// Genesis when the journal begins at seq 1, else the oldest valid snapshot (`snaps`: oldest
+// first) that the journal continues without a hole.
+Status find_start(const ExportOptions& o, const store::JournalScan& scan,
+                  const std::vector<store::SnapshotInfo>& snaps, Start& start, std::FILE* log) {
+  if (scan.first_seq == 1) {
+    std::fprintf(log, "export: starting from genesis (empty state): the journal begins at seq 1\n");
+    return Status();
+  }
+  std::string why;
+  for (const store::SnapshotInfo& cand : snaps) {
+    if (cand.seq + 1 < scan.first_seq) {
+      why += "\n  snapshot " + seq_str(cand.seq) + " predates the journal";
+      continue;
+    }
+    if (cand.seq > scan.last_seq) continue;
+    auto e = std::make_unique<Engine>(o.engine);
+    store::SnapshotInfo info;
+    if (Status s = store::load_snapshot(cand.path, *e, info); !s.ok()) {
+      why += "\n  " + s.message();
+      std::fprintf(log, "export: skipping an invalid snapshot: %s\n", s.message().c_str());
+      continue;
+    }
+    start.engine = std::move(e);
+    start.from_seq = info.seq;
+    std::fprintf(log, "export: starting from snapshot seq %llu (%s)\n",
+                 static_cast<unsigned long long>(start.from_seq), cand.path.c_str());
+    return Status();
+  }
+  return Status::error("journal gap: the journal begins at seq " + seq_str(scan.first_seq) +
+                       " and no valid snapshot at seq " + seq_str(scan.first_seq - 1) + ".." +
+                       seq_str(scan.last_seq) + " bridges seqs 1.." + seq_str(scan.first_seq - 1) +
+                       (why.empty() ? "" : ":" + why));
+}
+
+// Every journal tx after the start through the engine, the market's updates into the files. The
+// exported book is compared with the engine's after every tx that touched it (its best levels)
+// and at each later snapshot (all levels), where the state hash must match too.
+struct Replay {
+  const ExportOptions& o;
+  Engine& engine;
+  ExportSink& sink;
+  std::map<uint64_t, uint64_t> checkpoints;  // later snapshots: seq -> state hash
+  ExportReport& report;
+  uint64_t next;  // the seq the next journal tx must have
+  Status stop;    // the first failure; the txs after it are skipped
+
+  void on_tx(const Tx& tx) {
+    if (!stop.ok()) return;
+    if (tx.h.seq != next) {
+      stop = Status::error("journal gap: expected seq " + seq_str(next) + ", found " +
+                           seq_str(tx.h.seq));
+      return;
+    }
+    sink.start_tx(tx.h.time_ns);
+    engine.execute(tx, sink);
+    ++next;
+    if (!sink.error().ok()) {
+      stop = Status::error("at seq " + seq_str(tx.h.seq) + ": " + sink.error().message());
+      return;
+    }
+    const auto cp = checkpoints.find(tx.h.seq);
+    const Market* mk = engine.market(static_cast<MarketId>(o.market));
+    if (mk != nullptr && (sink.touched() || cp != checkpoints.end())) {
+      const std::string d =
+          sink.book().diff(mk->book, cp != checkpoints.end() ? kAllLevels : kCheckLevels);
+      if (!d.empty()) {
+        stop = Status::error("at seq " + seq_str(tx.h.seq) +
+                             ": the exported book differs from the engine's: " + d);
+        return;
+      }
+    }
+    if (cp != checkpoints.end()) {
+      if (engine.state_hash() != cp->second) {
+        stop = Status::error(
+            "the replay does not reach the state hash of snapshot " + seq_str(cp->first) +
+            ": the engine settings (--max-orders, --fee-account, --insurance-account) must "
+            "be the server's");
+        return;
+      }
+      ++report.checked_snapshots;
+    }
+  }
+};
+
+}  // namespace
+
+int64_t lobster_price(Ticks ticks, int price_decimals, bool is_ask) {
+  if (price_decimals <= 4) return ticks * pow10(4 - price_decimals);
+  const int64_t d = pow10(price_decimals - 4);
+  return is_ask ? (ticks + d - 1) / d : ticks / d;  // away from the spread
+}
+
+Status export_lobster(const ExportOptions& o, ExportReport& report, std::FILE* log) {
+  report = ExportReport{};
+  if (Status s = check_options(o); !s.ok()) return s;
 
   // 1. What the journal holds, read only (a torn tail is reported, never truncated).
   store::JournalScan scan;
@@ -445,42 +540,12 @@ Status export_lobster(const ExportOptions& o, ExportReport& report, std::FILE* l
 
   // 2. The starting point: genesis when the journal begins at seq 1, else the oldest valid
   //    snapshot that the journal continues without a hole.
-  auto engine = std::make_unique<Engine>(o.engine);
-  uint64_t from_seq = 0;  // the state the replay starts from (0: genesis)
+  Start start{std::make_unique<Engine>(o.engine)};
   std::vector<store::SnapshotInfo> snaps = store::list_snapshots(o.data_dir);
   std::reverse(snaps.begin(), snaps.end());  // oldest first
-  if (scan.first_seq == 1) {
-    report.from_genesis = true;
-    std::fprintf(log, "export: starting from genesis (empty state): the journal begins at seq 1\n");
-  } else {
-    std::string why;
-    bool found = false;
-    for (const store::SnapshotInfo& cand : snaps) {
-      if (cand.seq + 1 < scan.first_seq) {
-        why += "\n  snapshot " + seq_str(cand.seq) + " predates the journal";
-        continue;
-      }
-      if (cand.seq > scan.last_seq) continue;
-      auto e = std::make_unique<Engine>(o.engine);
-      store::SnapshotInfo info;
-      if (Status s = store::load_snapshot(cand.path, *e, info); !s.ok()) {
-        why += "\n  " + s.message();
-        std::fprintf(log, "export: skipping an invalid snapshot: %s\n", s.message().c_str());
-        continue;
-      }
-      engine = std::move(e);
-      from_seq = info.seq;
-      found = true;
-      std::fprintf(log, "export: starting from snapshot seq %llu (%s)\n",
-                   static_cast<unsigned long long>(from_seq), cand.path.c_str());
-      break;
-    }
-    if (!found)
-      return Status::error("journal gap: the journal begins at seq " + seq_str(scan.first_seq) +
-                           " and no valid snapshot at seq " + seq_str(scan.first_seq - 1) + ".." +
-                           seq_str(scan.last_seq) + " bridges seqs 1.." +
-                           seq_str(scan.first_seq - 1) + (why.empty() ? "" : ":" + why));
-  }
+  report.from_genesis = scan.first_seq == 1;
+  if (Status s = find_start(o, scan, snaps, start, log); !s.ok()) return s;
+  const uint64_t from_seq = start.from_seq;
   report.start_seq = from_seq + 1;
   if (from_seq < scan.last_seq)
     std::fprintf(log, "export: replaying journal seq %llu..%llu for market %d\n",
@@ -499,61 +564,24 @@ Status export_lobster(const ExportOptions& o, ExportReport& report, std::FILE* l
   }
 
   // 3. The replay, every tx through the engine, the market's updates into the files.
+  Engine& engine = *start.engine;
   DayWriter out(o.out_dir, o.levels);
   ExportSink sink(o.market, o.levels, out);
-  sink.seed(*engine);
+  sink.seed(engine);
   if (!sink.error().ok()) return sink.error();
-  uint64_t next = from_seq + 1;
-  Status stop;
+  Replay replay{o, engine, sink, std::move(checkpoints), report, from_seq + 1, Status()};
   store::JournalScan scan2;
   const Status rs = store::replay_journal(
-      o.data_dir, from_seq,
-      [&](const Tx& tx) {
-        if (!stop.ok()) return;
-        if (tx.h.seq != next) {
-          stop = Status::error("journal gap: expected seq " + seq_str(next) + ", found " +
-                               seq_str(tx.h.seq));
-          return;
-        }
-        sink.start_tx(tx.h.time_ns);
-        engine->execute(tx, sink);
-        ++next;
-        if (!sink.error().ok()) {
-          stop = Status::error("at seq " + seq_str(tx.h.seq) + ": " + sink.error().message());
-          return;
-        }
-        const auto cp = checkpoints.find(tx.h.seq);
-        const Market* mk = engine->market(static_cast<MarketId>(o.market));
-        if (mk != nullptr && (sink.touched() || cp != checkpoints.end())) {
-          const std::string d =
-              sink.book().diff(mk->book, cp != checkpoints.end() ? kAllLevels : kCheckLevels);
-          if (!d.empty()) {
-            stop = Status::error("at seq " + seq_str(tx.h.seq) +
-                                 ": the exported book differs from the engine's: " + d);
-            return;
-          }
-        }
-        if (cp != checkpoints.end()) {
-          if (engine->state_hash() != cp->second) {
-            stop = Status::error(
-                "the replay does not reach the state hash of snapshot " + seq_str(cp->first) +
-                ": the engine settings (--max-orders, --fee-account, --insurance-account) must "
-                "be the server's");
-            return;
-          }
-          ++report.checked_snapshots;
-        }
-      },
-      scan2, /*repair=*/false);
+      o.data_dir, from_seq, [&](const Tx& tx) { replay.on_tx(tx); }, scan2, /*repair=*/false);
   if (!rs.ok()) return Status::error("the journal cannot be exported: " + rs.message());
-  if (!stop.ok()) return stop;
-  report.last_seq = next - 1;
+  if (!replay.stop.ok()) return replay.stop;
+  report.last_seq = replay.next - 1;
   if (scan2.truncated_tail) {
     report.torn_tail = true;
     std::fprintf(log, "export: stopped at a torn tail after seq %llu (left as it is): %s\n",
                  static_cast<unsigned long long>(report.last_seq), scan2.note.c_str());
   }
-  const Market* mk = engine->market(static_cast<MarketId>(o.market));
+  const Market* mk = engine.market(static_cast<MarketId>(o.market));
   if (mk == nullptr || !sink.market_seen())
     return Status::error("market " + std::to_string(o.market) + " does not exist at seq " +
                          seq_str(report.last_seq));

@@ -12,7 +12,7 @@
 #include <memory>
 #include <thread>
 
-#include "support/random_stream.hpp"
+#include "random_stream.hpp"
 #include "tachyon/store/commit.hpp"
 #include "tachyon/store/journal.hpp"
 #include "tachyon/store/snapshot.hpp"
@@ -38,8 +38,8 @@ struct Options {
 
 constexpr uint32_t kFeedChainId = 1;
 
-testing::StreamConfig stream_config(const Options& o) {
-  testing::StreamConfig sc;
+app::StreamConfig stream_config(const Options& o) {
+  app::StreamConfig sc;
   sc.accounts = o.accounts;
   sc.markets = o.markets;
   return sc;
@@ -60,143 +60,211 @@ struct Feed {
   }
   Engine scratch;
   NullSink sink;
-  testing::RandomStream stream;
+  app::RandomStream stream;
   std::vector<Tx> genesis = stream.genesis();
   size_t genesis_i = 0;
 };
 
-int run(const Options& o) {
+struct Recovered {
   std::unique_ptr<Engine> engine;
   store::RecoveryReport rep;
-  if (Status s = store::recover(o.dir, EngineConfig{}, engine, rep); !s.ok()) {
+};
+
+// Recovers the data dir (the newest snapshot, then the journal after it) and prints what it found.
+// False (printed) when it cannot be recovered.
+bool recover(const Options& o, Recovered& rec) {
+  store::RecoveryReport& rep = rec.rep;
+  if (Status s = store::recover(o.dir, EngineConfig{}, rec.engine, rep); !s.ok()) {
     std::fprintf(stderr, "recovery failed: %s\n", s.message().c_str());
-    return 2;
+    return false;
   }
   for (const auto& why : rep.skipped_snapshots) std::fprintf(stderr, "skipped %s\n", why.c_str());
   if (rep.journal.truncated_tail) std::fprintf(stderr, "%s\n", rep.journal.note.c_str());
   std::printf("recovered seq %llu hash %016llx snapshot %llu replayed %llu in %.3f s\n",
               static_cast<unsigned long long>(rep.last_seq),
-              static_cast<unsigned long long>(engine->state_hash()),
+              static_cast<unsigned long long>(rec.engine->state_hash()),
               static_cast<unsigned long long>(rep.snapshot_seq),
               static_cast<unsigned long long>(rep.replayed), rep.seconds);
-  if (o.recover_only) {
-    std::printf("state %llu %016llx\n", static_cast<unsigned long long>(rep.last_seq),
-                static_cast<unsigned long long>(engine->state_hash()));
-    return 0;
-  }
-  Feed feed(o);
-  feed.catch_up(rep.last_seq);
-  if (feed.scratch.state_hash() != engine->state_hash()) {
-    std::fprintf(stderr, "recovered state differs from a replay of the same stream\n");
-    return 3;
-  }
-  feed.stream.set_oracle(engine.get());
+  return true;
+}
+
+struct Store {
+  std::unique_ptr<store::Journal> journal;
+  std::unique_ptr<store::Committer> committer;
+};
+
+// The journal, appending after the recovered seq and printing "ack <seq>" as txs become durable,
+// and the committer. False (printed) when one of them cannot be opened.
+bool open_store(const Options& o, const Recovered& rec, Store& st) {
   store::JournalConfig jc;
   jc.dir = o.dir;
   jc.segment_bytes = o.segment_bytes;
   if (Status s = store::parse_durability(o.durability, jc.durability); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
-    return 2;
+    return false;
   }
-  std::unique_ptr<store::Journal> journal;
-  if (Status s = store::Journal::open(jc, rep.last_seq + 1, journal); !s.ok()) {
+  if (Status s = store::Journal::open(jc, rec.rep.last_seq + 1, st.journal); !s.ok()) {
     std::fprintf(stderr, "journal: %s\n", s.message().c_str());
-    return 2;
+    return false;
   }
-  std::unique_ptr<store::Committer> committer;
   store::CommitterStart cs;
-  if (Status s =
-          store::open_committer(o.dir, EngineConfig{}, kFeedChainId, rep.last_seq, committer, cs);
+  if (Status s = store::open_committer(o.dir, EngineConfig{}, kFeedChainId, rec.rep.last_seq,
+                                       st.committer, cs);
       !s.ok()) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
-    return 2;
+    return false;
   }
   std::printf("committer at seq %llu, catching up %llu txs from snapshot %llu, dropped %llu\n",
               static_cast<unsigned long long>(cs.committed_seq),
               static_cast<unsigned long long>(cs.catch_up_txs),
               static_cast<unsigned long long>(cs.replica_from),
               static_cast<unsigned long long>(cs.dropped_commits));
-  journal->set_on_durable([](uint64_t seq) {
+  st.journal->set_on_durable([](uint64_t seq) {
     std::printf("ack %llu\n", static_cast<unsigned long long>(seq));
     std::fflush(stdout);
   });
-  store::ForkSnapshotter snapshotter;
-  const bool from_replica = o.snapshot_from == "replica";
-  uint64_t replica_written = 0;
-  NullSink sink;
-  // As the server's sequencer: a new block after the recovered one; sealed every block_txs txs.
-  uint64_t block = engine->last_block() + 1, in_block = 0;
-  int64_t last_time = 0;
-  auto retire = [&] {
-    (void)store::retire_covered(*journal, o.dir,
-                                std::max(snapshotter.last_written(), replica_written), 2,
-                                committer->committed_through(journal->durable_seq()));
-  };
-  for (uint64_t seq = rep.last_seq + 1; seq <= o.txs; ++seq) {
-    Tx tx = feed.next();
-    tx.h.block = block;
-    const TxResult r = engine->execute(tx, sink);
-    journal->append(tx);  // every sequenced tx, accepted or not: replay is then exact
-    committer->push(tx);
-    last_time = tx.h.time_ns;
-    if (++in_block == o.block_txs) {
-      committer->seal(block, last_time);
-      if (block == o.stall_committer_after) {  // blocks up to this one committed, then none
-        while (committer->committed_block() < block && committer->failure().empty())
-          std::this_thread::yield();
-        committer->set_paused(true);
+  return true;
+}
+
+// As the server's sequencer: every tx executed, journaled and pushed to the committer; a new
+// block after the recovered one, sealed every block_txs txs; a snapshot every snapshot_every txs.
+class Sequencer {
+ public:
+  Sequencer(const Options& o, Engine& engine, Store& st, Feed& feed)
+      : o_(o),
+        engine_(engine),
+        journal_(*st.journal),
+        committer_(*st.committer),
+        feed_(feed),
+        from_replica_(o.snapshot_from == "replica"),
+        block_(engine.last_block() + 1) {}
+
+  // Seqs `first` to o.txs. 0, or 4 (printed) when the journal failed.
+  int feed(uint64_t first) {
+    for (uint64_t seq = first; seq <= o_.txs; ++seq) {
+      sequence(feed_.next());
+      take_finished_snapshots();
+      if (o_.snapshot_every != 0 && seq % o_.snapshot_every == 0) snapshot(seq);
+      if (journal_.failed()) {
+        std::fprintf(stderr, "journal failed: %s\n", journal_.failure().c_str());
+        return 4;
       }
-      ++block;
-      in_block = 0;
     }
-    feed.stream.on_result(tx, r);
+    return 0;
+  }
+
+  // The last snapshot finished, the last block sealed and committed, the journal closed. 0, or 5
+  // (printed) when the committer failed.
+  int finish() {
+    if (snapshotter_.busy()) {
+      if (Status s = snapshotter_.wait(); !s.ok())
+        std::fprintf(stderr, "%s\n", s.message().c_str());
+      else
+        retire();
+    }
+    if (in_block_ != 0) committer_.seal(block_, last_time_);
+    committer_.stop();  // drains: every block is committed
+    if (const std::string f = committer_.failure(); !f.empty()) {
+      std::fprintf(stderr, "%s\n", f.c_str());
+      return 5;
+    }
+    journal_.close();
+    std::printf("done %llu %016llx\n", static_cast<unsigned long long>(o_.txs),
+                static_cast<unsigned long long>(engine_.state_hash()));
+    return 0;
+  }
+
+ private:
+  void sequence(Tx tx) {
+    tx.h.block = block_;
+    const TxResult r = engine_.execute(tx, sink_);
+    journal_.append(tx);  // every sequenced tx, accepted or not: replay is then exact
+    committer_.push(tx);
+    last_time_ = tx.h.time_ns;
+    if (++in_block_ == o_.block_txs) {
+      committer_.seal(block_, last_time_);
+      if (block_ == o_.stall_committer_after) {  // blocks up to this one committed, then none
+        while (committer_.committed_block() < block_ && committer_.failure().empty())
+          std::this_thread::yield();
+        committer_.set_paused(true);
+      }
+      ++block_;
+      in_block_ = 0;
+    }
+    feed_.stream.on_result(tx, r);
+  }
+
+  void take_finished_snapshots() {
     Status done;
-    if (snapshotter.poll(done)) {  // the child finished: older journal segments may go
+    if (snapshotter_.poll(done)) {  // the child finished: older journal segments may go
       if (!done.ok())
         std::fprintf(stderr, "%s\n", done.message().c_str());
       else
         retire();
     }
     store::SnapshotInfo written;
-    if (from_replica && committer->poll_snapshot(done, written)) {
+    if (from_replica_ && committer_.poll_snapshot(done, written)) {
       if (!done.ok()) {
         std::fprintf(stderr, "%s\n", done.message().c_str());
       } else {
-        replica_written = std::max(replica_written, written.seq);
+        replica_written_ = std::max(replica_written_, written.seq);
         retire();
       }
     }
-    if (from_replica && o.snapshot_every != 0 && seq % o.snapshot_every == 0)
-      (void)committer->request_snapshot(journal.get());  // false: the last one is not done yet
-    if (!from_replica && o.snapshot_every != 0 && seq % o.snapshot_every == 0 &&
-        !snapshotter.busy()) {
-      // A snapshot must never be ahead of the journal: it may only cover durable txs.
-      if (!journal->wait_durable(seq))
-        std::fprintf(stderr, "snapshot not taken: the journal failed\n");
-      else if (Status s = snapshotter.start(*engine, o.dir); !s.ok())
-        std::fprintf(stderr, "%s\n", s.message().c_str());
-    }
-    if (journal->failed()) {
-      std::fprintf(stderr, "journal failed: %s\n", journal->failure().c_str());
-      return 4;
-    }
   }
-  if (snapshotter.busy()) {
-    if (Status s = snapshotter.wait(); !s.ok())
+
+  void snapshot(uint64_t seq) {
+    if (from_replica_) {
+      (void)committer_.request_snapshot(&journal_);  // false: the last one is not done yet
+      return;
+    }
+    if (snapshotter_.busy()) return;
+    // A snapshot must never be ahead of the journal: it may only cover durable txs.
+    if (!journal_.wait_durable(seq))
+      std::fprintf(stderr, "snapshot not taken: the journal failed\n");
+    else if (Status s = snapshotter_.start(engine_, o_.dir); !s.ok())
       std::fprintf(stderr, "%s\n", s.message().c_str());
-    else
-      retire();
   }
-  if (in_block != 0) committer->seal(block, last_time);
-  committer->stop();  // drains: every block is committed
-  if (const std::string f = committer->failure(); !f.empty()) {
-    std::fprintf(stderr, "%s\n", f.c_str());
-    return 5;
+
+  void retire() {
+    (void)store::retire_covered(journal_, o_.dir,
+                                std::max(snapshotter_.last_written(), replica_written_), 2,
+                                committer_.committed_through(journal_.durable_seq()));
   }
-  journal->close();
-  std::printf("done %llu %016llx\n", static_cast<unsigned long long>(o.txs),
-              static_cast<unsigned long long>(engine->state_hash()));
-  return 0;
+
+  const Options& o_;
+  Engine& engine_;
+  store::Journal& journal_;
+  store::Committer& committer_;
+  Feed& feed_;
+  store::ForkSnapshotter snapshotter_;
+  const bool from_replica_;
+  uint64_t replica_written_ = 0;
+  NullSink sink_;
+  uint64_t block_, in_block_ = 0;
+  int64_t last_time_ = 0;
+};
+
+int run(const Options& o) {
+  Recovered rec;
+  if (!recover(o, rec)) return 2;
+  if (o.recover_only) {
+    std::printf("state %llu %016llx\n", static_cast<unsigned long long>(rec.rep.last_seq),
+                static_cast<unsigned long long>(rec.engine->state_hash()));
+    return 0;
+  }
+  Feed feed(o);
+  feed.catch_up(rec.rep.last_seq);
+  if (feed.scratch.state_hash() != rec.engine->state_hash()) {
+    std::fprintf(stderr, "recovered state differs from a replay of the same stream\n");
+    return 3;
+  }
+  feed.stream.set_oracle(rec.engine.get());
+  Store st;
+  if (!open_store(o, rec, st)) return 2;
+  Sequencer sequencer(o, *rec.engine, st, feed);
+  if (const int code = sequencer.feed(rec.rep.last_seq + 1); code != 0) return code;
+  return sequencer.finish();
 }
 
 }  // namespace

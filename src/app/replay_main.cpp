@@ -1,13 +1,13 @@
-// tachyon-replay: drives the engine with a seeded random tx stream (the same generator the tests
-// use) and prints what happened and the final state hash. Until the server exists (issue 5) this
-// is what the README's run command starts.
+// tachyon-replay: drives the engine alone (no journal, no network) with the seeded random tx
+// stream of random_stream.hpp, the one the tests and the server's demo load use, and prints the
+// verdicts by reject code and the final state hash (the same seed gives the same hash).
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <map>
 
-#include "support/random_stream.hpp"
+#include "random_stream.hpp"
 #include "tachyon/engine/engine.hpp"
 
 using namespace tachyon;
@@ -28,11 +28,11 @@ int main(int argc, char** argv) {
   app.add_flag("--hash-only", hash_only, "print only the state hash (hex)");
   CLI11_PARSE(app, argc, argv);
 
-  testing::StreamConfig sc;
+  app::StreamConfig sc;
   sc.accounts = accounts;
   sc.markets = markets;
   Engine engine;
-  testing::RandomStream stream(seed, sc);
+  app::RandomStream stream(seed, sc);
   stream.set_oracle(&engine);
   NullSink sink;
   std::map<uint32_t, uint64_t> verdicts;

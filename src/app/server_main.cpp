@@ -21,13 +21,16 @@
 
 #include <fcntl.h>
 
+#include <atomic>
 #include <deque>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "config.hpp"
 #include "history_file.hpp"
 #include "observability.hpp"
-#include "support/random_stream.hpp"
+#include "random_stream.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/server.hpp"
 #include "tachyon/core/alloc.hpp"
@@ -177,14 +180,21 @@ class LocalSubmitter {
   uint64_t in_flight_ = 0;
 };
 
-int serve(const app::Config& c) {
+// ---- start-up: what the process sets before any other thread exists ----
+
+struct Startup {
+  sigset_t signals;  // SIGTERM, SIGINT, SIGHUP: blocked in every thread, taken by the main loop
+  std::chrono::steady_clock::time_point at;
+};
+
+Startup start_up(const app::Config& c) {
+  Startup start;
   // Signals are taken synchronously by the main loop; block them before any thread starts.
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&sigs, s);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  sigemptyset(&start.signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&start.signals, s);
+  pthread_sigmask(SIG_BLOCK, &start.signals, nullptr);
   api::crypto_init();
-  const auto start_time = std::chrono::steady_clock::now();
+  start.at = std::chrono::steady_clock::now();
   // The engine's big arrays fault in with small pages during the start and get huge pages
   // afterwards, from khugepaged (see huge_page_allocator.hpp); not with fork() snapshots, whose
   // pause is the page tables the fork copies.
@@ -205,93 +215,144 @@ int serve(const app::Config& c) {
     else
       spdlog::warn("{}", report);
   }
+  return start;
+}
 
+// ---- recover: the engine from the newest snapshot and the journal after it ----
+
+// The trades and funding payments of the replayed txs: the market histories (recent trades,
+// candles) are restored from history.bin plus these (ReadSide::restore_history), and each
+// trade keeps its taker tx's hash.
+struct ReplayedHistory final : UpdateSink {
+  std::vector<StateUpdate> updates;
+  size_t named = 0;  // updates[named..] belong to the tx being replayed
+  // The accounts the replay changed: they get their read-side view at start, the others when
+  // first used (pipe::AccountBase).
+  absl::flat_hash_set<AccountIndex> changed;
+  void on_update(const StateUpdate& u) override {
+    for_each_account_of(u, [&](AccountIndex a) { changed.insert(a); });
+    if (u.type != UpdateType::kTrade && !(u.type == UpdateType::kFunding && u.funding.settled))
+      return;
+    updates.push_back(u);
+    updates.back().origin_worker = 0;
+    updates.back().origin_cookie = 0;
+  }
+};
+
+struct Recovered {
   std::unique_ptr<Engine> engine;
   store::RecoveryReport rep;
   // The txs replayed from the journal (the newest ones) stay findable by hash (GET /api/v1/tx).
   std::deque<std::pair<Tx, TxResult>> replayed_txs;
-  const size_t keep_replayed = api::ApiConfig{}.tx_index_capacity;
-  // The trades and funding payments of the replayed txs: the market histories (recent trades,
-  // candles) are restored from history.bin plus these (ReadSide::restore_history), and each
-  // trade keeps its taker tx's hash.
-  struct HistorySink final : UpdateSink {
-    std::vector<StateUpdate> updates;
-    size_t named = 0;  // updates[named..] belong to the tx being replayed
-    // The accounts the replay changed: they get their read-side view at start, the others when
-    // first used (pipe::AccountBase).
-    absl::flat_hash_set<AccountIndex> changed;
-    void on_update(const StateUpdate& u) override {
-      for_each_account_of(u, [&](AccountIndex a) { changed.insert(a); });
-      if (u.type != UpdateType::kTrade && !(u.type == UpdateType::kFunding && u.funding.settled))
-        return;
-      updates.push_back(u);
-      updates.back().origin_worker = 0;
-      updates.back().origin_cookie = 0;
-    }
-  } replayed_history;
+  ReplayedHistory replayed_history;
+  // Trade id and taker tx hash of the replayed trades (restore_history() adds history.bin's).
   app::TradeHashes trade_hashes;
+  pipe::AccountBase account_base;
+  // The recovered state hash (for the log) is computed on a helper thread while the main thread
+  // builds the read side: both only read the engine, and the sequencer starts after the join.
+  uint64_t state_hash = 0;
+  std::jthread hasher;
+};
+
+// False (logged) when the data dir cannot be recovered.
+bool recover(const app::Config& c, Recovered& rec) {
+  const size_t keep_replayed = api::ApiConfig{}.tx_index_capacity;
   auto on_replayed = [&](const Tx& tx, const TxResult& r) {
-    replayed_txs.emplace_back(tx, r);
-    if (replayed_txs.size() > keep_replayed) replayed_txs.pop_front();
-    auto& ups = replayed_history.updates;
-    if (replayed_history.named < ups.size()) {
+    rec.replayed_txs.emplace_back(tx, r);
+    if (rec.replayed_txs.size() > keep_replayed) rec.replayed_txs.pop_front();
+    auto& ups = rec.replayed_history.updates;
+    if (rec.replayed_history.named < ups.size()) {
       app::TradeHash h{};
       (void)api::from_hex(api::tx_hash_hex(tx, c.chain_id), h.data(), h.size());
-      for (size_t i = replayed_history.named; i < ups.size(); ++i)
-        if (ups[i].type == UpdateType::kTrade) trade_hashes.emplace_back(ups[i].trade.trade_id, h);
-      replayed_history.named = ups.size();
+      for (size_t i = rec.replayed_history.named; i < ups.size(); ++i)
+        if (ups[i].type == UpdateType::kTrade)
+          rec.trade_hashes.emplace_back(ups[i].trade.trade_id, h);
+      rec.replayed_history.named = ups.size();
     }
   };
-  // The snapshot's state hash is checked on the hasher thread below when no journal tx follows it.
-  pipe::AccountBase account_base;
-  if (Status s = store::recover(c.data_dir, c.engine, engine, rep, on_replayed, UINT64_MAX,
-                                &replayed_history, /*repair=*/true, /*defer_hash_check=*/true,
-                                &account_base.saved);
+  // The snapshot's state hash is checked against the hasher thread's (build_read_side()) when no
+  // journal tx follows it.
+  const store::RecoverOptions opt{.replayed = on_replayed,
+                                 .updates = &rec.replayed_history,
+                                 .defer_hash_check = true,
+                                 .saved_accounts = &rec.account_base.saved};
+  if (Status s = store::recover(c.data_dir, c.engine, rec.engine, rec.rep, opt);
       !s.ok()) {
     spdlog::critical("recovery of {} failed: {}", c.data_dir, s.message());
-    return 2;
+    return false;
   }
-  for (const auto& why : rep.skipped_snapshots) spdlog::warn("skipped snapshot: {}", why);
-  if (rep.journal.truncated_tail) spdlog::warn("{}", rep.journal.note);
-  // The recovered state hash (for the log) is computed on a helper thread while this one builds
-  // the read side: both only read the engine, and the sequencer starts after the join.
-  uint64_t recovered_hash = 0;
-  std::jthread hasher([&recovered_hash, e = static_cast<const Engine*>(engine.get())] {
-    recovered_hash = e->state_hash();
-  });
-  // With fork() snapshots, everything this thread builds from here on (committer, pipeline and
-  // read side, api, obs) is never touched by a snapshot's fork() child, which reads only the
-  // engine: it goes to an arena the fork leaves out, so the sequencer's pause is the engine's page
-  // tables, not the server's. Safe because the server forks only on the sequencer thread, whose
-  // thread cache is off (see PipelineConfig::read_side_outside_fork). Replica snapshots fork
-  // nothing: the default arenas (huge pages, fewer page faults while the read side is built).
-  const bool fork_snapshots = !c.snapshot_from_replica;
-  const tachyon::ArenaScope outside_fork(fork_snapshots ? tachyon::dontfork_arena() : 0);
-  api::PublicKey op_key{};
-  if (Status s = operator_key(c, op_key); !s.ok()) {
-    spdlog::critical("operator key: {}", s.message());
-    return 2;
-  }
+  for (const auto& why : rec.rep.skipped_snapshots) spdlog::warn("skipped snapshot: {}", why);
+  if (rec.rep.journal.truncated_tail) spdlog::warn("{}", rec.rep.journal.note);
+  rec.hasher =
+      std::jthread([&hash = rec.state_hash, e = static_cast<const Engine*>(rec.engine.get())] {
+        hash = e->state_hash();
+      });
+  return true;
+}
 
-  store::JournalConfig jc{c.data_dir, c.durability, c.segment_bytes};
+// ---- build: the store's writers, the hot path and its read side, the api, the markets ----
+
+// What build() makes of the recovered state. With fork() snapshots, all of it (committer,
+// pipeline and read side, api, obs) is never touched by a snapshot's fork() child, which reads
+// only the engine: while outside_fork lives, this thread allocates from an arena the fork leaves
+// out, so the sequencer's pause is the engine's page tables, not the server's. Safe because the
+// server forks only on the sequencer thread, whose thread cache is off (see
+// PipelineConfig::read_side_outside_fork). Replica snapshots fork nothing: the default arenas
+// (huge pages, fewer page faults while the read side is built).
+struct Server {
+  explicit Server(const app::Config& c)
+      : fork_snapshots(!c.snapshot_from_replica),
+        outside_fork(fork_snapshots ? tachyon::dontfork_arena() : 0) {}
+
+  const bool fork_snapshots;
+  const tachyon::ArenaScope outside_fork;
+  api::PublicKey op_key{};
   std::unique_ptr<store::Journal> journal;
-  if (Status s = store::Journal::open(jc, rep.last_seq + 1, journal); !s.ok()) {
+  std::unique_ptr<store::Committer> committer;
+  std::optional<app::Observability> obs;
+  int64_t op_nonce = 0;        // the operator's next nonce (the markets, then the demo load)
+  uint64_t recovered_seq = 0;  // the engine's last seq after recovery
+  double read_side_s = 0;      // the time the read side took to build
+  tachyon::AllocStats mem_before_read_side, mem_after_read_side;
+  std::optional<pipe::Pipeline> pipeline;
+  std::optional<api::ApiShared> shared;
+  std::atomic<bool> snapshot_requested{false};  // by the admin api
+  std::optional<api::ApiServer> api;
+  std::optional<LocalSubmitter> local;  // the markets and the demo load
+};
+
+// The histories as published now, each trade with its taker tx's hash.
+void save_history(const app::Config& c, Server& srv) {
+  auto trade_hash = [&shared = *srv.shared](const pipe::TradeRecord& r) {
+    return shared.trade_tx_hash(r);
+  };
+  if (Status s = app::save_history(c.data_dir, srv.pipeline->read_side(), trade_hash); !s.ok())
+    spdlog::warn("market history not saved: {}", s.message());
+}
+
+// The operator key, the journal (appending after the recovered seq) and the committer. False
+// (logged) when one of them cannot be opened.
+bool open_store(const app::Config& c, const Recovered& rec, Server& srv) {
+  if (Status s = operator_key(c, srv.op_key); !s.ok()) {
+    spdlog::critical("operator key: {}", s.message());
+    return false;
+  }
+  store::JournalConfig jc{c.data_dir, c.durability, c.segment_bytes};
+  if (Status s = store::Journal::open(jc, rec.rep.last_seq + 1, srv.journal); !s.ok()) {
     spdlog::critical("journal: {}", s.message());
-    return 2;
+    return false;
   }
   // The committer replays on a replica of its own, rebuilt at its last commitment; if it lagged
   // at a crash, it first commits the journal txs it had not reached.
-  std::unique_ptr<store::Committer> committer_owner;
   store::CommitterStart cs;
   // Paused until the server is ready: rebuilding its replica would take a core from the start.
-  if (Status s = store::open_committer(c.data_dir, c.engine, c.chain_id, rep.last_seq,
-                                       committer_owner, cs, /*outside_fork=*/fork_snapshots,
+  if (Status s = store::open_committer(c.data_dir, c.engine, c.chain_id, rec.rep.last_seq,
+                                       srv.committer, cs, /*outside_fork=*/srv.fork_snapshots,
                                        /*start_paused=*/true);
       !s.ok()) {
     spdlog::critical("committer: {}", s.message());
-    return 2;
+    return false;
   }
-  store::Committer& committer = *committer_owner;
   if (cs.dropped_commits != 0)
     spdlog::warn("blocks.log had {} commitments past the recovered journal; removed",
                  cs.dropped_commits);
@@ -305,11 +366,13 @@ int serve(const app::Config& c) {
                  cs.catch_up_txs, cs.committed_seq,
                  cs.replica_from == 0 ? std::string("the empty state")
                                       : "snapshot " + std::to_string(cs.replica_from));
+  return true;
+}
 
-  app::Observability obs(c);
+pipe::PipelineConfig pipeline_config(const app::Config& c, Server& srv) {
   pipe::PipelineConfig pc;
-  pc.metrics = obs.pipe_metrics();
-  pc.read_side_outside_fork = fork_snapshots;  // snapshots fork on the sequencer thread only
+  pc.metrics = srv.obs->pipe_metrics();
+  pc.read_side_outside_fork = srv.fork_snapshots;  // snapshots fork on the sequencer thread only
   pc.workers = c.api_workers + 1;  // the last ingress ring is the server's own (markets, demo)
   pc.block_max_txs = c.block_max_txs;
   pc.block_interval_ms = c.block_interval_ms;
@@ -323,14 +386,42 @@ int serve(const app::Config& c) {
     pc.apply_wait = w;
   pc.keep_warm_rounds = c.apply_keep_warm_rounds;
   pc.apply_batch_updates = c.apply_batch_updates;
-  int64_t op_nonce = engine->operator_next_nonce();
-  const uint64_t recovered_seq = engine->last_seq();
+  return pc;
+}
+
+// The market histories and account trade lists: history.bin, then the replayed trades and
+// payments.
+void restore_history(const app::Config& c, Recovered& rec, pipe::Pipeline& pipeline) {
+  std::vector<pipe::MarketHistory> saved;
+  std::vector<pipe::AccountTrades> saved_accounts;
+  app::TradeHashes saved_hashes;
+  if (Status s = app::load_history(c.data_dir, saved, saved_accounts, saved_hashes); !s.ok())
+    spdlog::warn("market history not restored from the file: {}", s.message());
+  rec.trade_hashes.insert(rec.trade_hashes.begin(), saved_hashes.begin(), saved_hashes.end());
+  auto& replayed = rec.replayed_history.updates;
+  pipeline.read_side().restore_history(saved, saved_accounts, replayed, pipeline.engine(),
+                                       realtime_ns());
+  spdlog::info(
+      "market history: {} markets and {} accounts' trades from history.bin, {} replayed trades "
+      "and payments",
+      saved.size(), saved_accounts.size(), replayed.size());
+  replayed = {};
+}
+
+// The pipeline on the recovered engine, with its read side as the engine and the histories were.
+// False (logged) when the recovered state hash is not the snapshot's.
+bool build_read_side(const app::Config& c, Recovered& rec, Server& srv) {
+  srv.obs.emplace(c);
+  const pipe::PipelineConfig pc = pipeline_config(c, srv);
+  srv.op_nonce = rec.engine->operator_next_nonce();
+  srv.recovered_seq = rec.engine->last_seq();
   const auto read_side_from = std::chrono::steady_clock::now();
-  const tachyon::AllocStats mem_before_read_side = tachyon::alloc_stats();
-  account_base.replayed.assign(replayed_history.changed.begin(), replayed_history.changed.end());
-  replayed_history.changed = {};
-  pipe::Pipeline pipeline(pc, std::move(engine), journal.get(), &committer,
-                          std::move(account_base));
+  srv.mem_before_read_side = tachyon::alloc_stats();
+  rec.account_base.replayed.assign(rec.replayed_history.changed.begin(),
+                                   rec.replayed_history.changed.end());
+  rec.replayed_history.changed = {};
+  pipe::Pipeline& pipeline = srv.pipeline.emplace(pc, std::move(rec.engine), srv.journal.get(),
+                                                  srv.committer.get(), std::move(rec.account_base));
   if (const uint64_t refused = pipeline.read_side().accounts().refused(); refused != 0)
     spdlog::error("{} accounts have no read-side view: the account table is full", refused);
   if (const size_t total = pipeline.engine().accounts().size(),
@@ -339,37 +430,27 @@ int serve(const app::Config& c) {
     spdlog::info(
         "read side: {} of {} account views made at start (made or changed since snapshot {}); "
         "the others are made from it on first use",
-        made, total, rep.snapshot_seq);
-  {
-    std::vector<pipe::MarketHistory> saved;
-    std::vector<pipe::AccountTrades> saved_accounts;
-    app::TradeHashes saved_hashes;
-    if (Status s = app::load_history(c.data_dir, saved, saved_accounts, saved_hashes); !s.ok())
-      spdlog::warn("market history not restored from the file: {}", s.message());
-    trade_hashes.insert(trade_hashes.begin(), saved_hashes.begin(), saved_hashes.end());
-    pipeline.read_side().restore_history(saved, saved_accounts, replayed_history.updates,
-                                         pipeline.engine(), realtime_ns());
-    spdlog::info(
-        "market history: {} markets and {} accounts' trades from history.bin, {} replayed trades "
-        "and payments",
-        saved.size(), saved_accounts.size(), replayed_history.updates.size());
-    replayed_history.updates = {};
-  }
-  const double read_side_s =
+        made, total, rec.rep.snapshot_seq);
+  restore_history(c, rec, pipeline);
+  srv.read_side_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - read_side_from).count();
-  const tachyon::AllocStats mem_after_read_side = tachyon::alloc_stats();
-  hasher.join();
-  if (rep.hash_check_pending && recovered_hash != rep.snapshot_hash) {
+  srv.mem_after_read_side = tachyon::alloc_stats();
+  rec.hasher.join();
+  const store::RecoveryReport& rep = rec.rep;
+  if (rep.hash_check_pending && rec.state_hash != rep.snapshot_hash) {
     spdlog::critical(
         "snapshot {} of {}: state hash differs after loading ({:016x}, the file says {:016x}); "
         "move it aside to recover from an older snapshot and the journal",
-        rep.snapshot_seq, c.data_dir, recovered_hash, rep.snapshot_hash);
-    return 2;
+        rep.snapshot_seq, c.data_dir, rec.state_hash, rep.snapshot_hash);
+    return false;
   }
   spdlog::info(
       "recovered {}: seq {} (snapshot {}, {} journal txs replayed) in {:.3f} s, state hash {:016x}",
-      c.data_dir, rep.last_seq, rep.snapshot_seq, rep.replayed, rep.seconds, recovered_hash);
+      c.data_dir, rep.last_seq, rep.snapshot_seq, rep.replayed, rep.seconds, rec.state_hash);
+  return true;
+}
 
+api::ApiConfig api_config(const app::Config& c, const api::PublicKey& op_key) {
   api::ApiConfig ac;
   ac.listen_address = c.listen_address;
   ac.port = c.port;
@@ -389,259 +470,401 @@ int serve(const app::Config& c) {
   ac.account_burst = c.account_burst;
   ac.max_connections = c.max_connections;
   ac.operator_pubkey = op_key;
-  api::ApiShared shared(ac, &obs.registry());
-  // Restored trades name their taker tx by hash too. The newest 200k are kept: more than the
-  // histories and account trade lists (100 each) can show of a replay.
-  for (size_t i = trade_hashes.size() > 200'000 ? trade_hashes.size() - 200'000 : 0;
-       i < trade_hashes.size(); ++i)
-    shared.restored_trade_hashes.emplace(trade_hashes[i].first, trade_hashes[i].second);
-  trade_hashes = {};
-  auto trade_hash = [&shared](const pipe::TradeRecord& r) { return shared.trade_tx_hash(r); };
-  shared.start_ms = realtime_ns() / 1'000'000;
-  {  // GET /api/v1/tx keeps answering across a restart: the saved index, then the replayed txs
+  return ac;
+}
+
+// GET /api/v1/tx keeps answering across a restart: the saved index, then the replayed txs.
+void restore_tx_index(const app::Config& c, Recovered& rec, api::ApiShared& shared) {
+  {
     app::TxRecords saved;
     if (Status s = app::load_tx_index(c.data_dir, saved); !s.ok()) {
       spdlog::warn("tx index not restored: {}", s.message());
     }
-    for (const auto& [hash, rec] : saved) shared.remember_tx(hash, rec);
+    for (const auto& [hash, record] : saved) shared.remember_tx(hash, record);
     if (!saved.empty()) spdlog::info("tx index: {} txs restored", saved.size());
   }
-  for (const auto& [tx, r] : replayed_txs) {
+  for (const auto& [tx, r] : rec.replayed_txs) {
     const int64_t ms = tx.h.time_ns / 1'000'000;
     shared.remember_tx(
         api::tx_hash_hex(tx, c.chain_id),
         api::ApiShared::TxRecord{tx, tx.h.seq, tx.h.block, ms, ms, r.reject, r.order_index});
   }
-  replayed_txs = {};
-  std::atomic<bool> snapshot_requested{false};
-  shared.snapshot_trigger = [&] {
-    snapshot_requested.store(true);
+  rec.replayed_txs = {};
+}
+
+// The api's shared state (restored trade hashes and tx index, the admin hooks) and its
+// listeners; then the pipeline's threads start. False (logged) when the api cannot start.
+bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
+  pipe::Pipeline& pipeline = *srv.pipeline;
+  api::ApiShared& shared = srv.shared.emplace(api_config(c, srv.op_key), &srv.obs->registry());
+  // Restored trades name their taker tx by hash too. The newest 200k are kept: more than the
+  // histories and account trade lists (100 each) can show of a replay.
+  const app::TradeHashes& hashes = rec.trade_hashes;
+  for (size_t i = hashes.size() > 200'000 ? hashes.size() - 200'000 : 0; i < hashes.size(); ++i)
+    shared.restored_trade_hashes.emplace(hashes[i].first, hashes[i].second);
+  rec.trade_hashes = {};
+  shared.start_ms = realtime_ns() / 1'000'000;
+  restore_tx_index(c, rec, shared);
+  shared.snapshot_trigger = [&requested = srv.snapshot_requested] {
+    requested.store(true);
     return std::string("snapshot scheduled");
   };
-  obs.attach(journal.get(), pipeline, shared);
+  srv.obs->attach(srv.journal.get(), pipeline, shared);
+  store::Committer& committer = *srv.committer;
   shared.blocks = [&committer](uint64_t from, size_t limit) {
     return committer.recent(from, limit);
   };
   shared.current_height = [&committer] { return committer.recent_height(); };
-  api::ApiServer server(shared, pipeline);
+  api::ApiServer& server = srv.api.emplace(shared, pipeline);
   if (Status s = server.start(); !s.ok()) {
     spdlog::critical("api: {}", s.message());
-    return 2;
+    return false;
   }
-  obs.start();
+  srv.obs->start();
   pipeline.start();
   spdlog::info("threads: {}", pipeline.placement_report());
-  spdlog::info("obs: detail {}, flight-recorder dumps into {}", c.obs_detail, obs.trace_dir());
+  spdlog::info("obs: detail {}, flight-recorder dumps into {}", c.obs_detail, srv.obs->trace_dir());
   spdlog::info("listening on {}:{} (REST + WebSocket /stream), admin on {}:{}", c.listen_address,
                server.port(), c.admin_address, server.admin_port());
+  return true;
+}
 
-  LocalSubmitter local(pipeline, c.api_workers, shared, c.chain_id);
-  for (const app::MarketSeed& m : c.markets) {  // a fresh data dir gets the configured markets
-    if (pipeline.read_side().market_exists(m.id)) continue;
+// A fresh data dir gets the configured markets, through the server's own ingress ring.
+void create_markets(const app::Config& c, Server& srv) {
+  LocalSubmitter& local = srv.local.emplace(*srv.pipeline, c.api_workers, *srv.shared, c.chain_id);
+  for (const app::MarketSeed& m : c.markets) {
+    if (srv.pipeline->read_side().market_exists(m.id)) continue;
     Tx tx;
     tx.h.type = TxType::kCreateMarket;
-    tx.h.nonce = op_nonce;
+    tx.h.nonce = srv.op_nonce;
     tx.create_market = CreateMarketTx{m.id, m.params, m.index_price};
     local.submit(tx);
     local.drain([&](const pipe::Result& r) {
-      if (r.reject == Reject::kOk) ++op_nonce;
+      if (r.reject == Reject::kOk) ++srv.op_nonce;
       spdlog::info("market {} ({}) {}", int(m.id), m.params.symbol.data(),
                    r.reject == Reject::kOk ? "created"
                                            : "refused: " + std::string(reject_message(r.reject)));
     });
   }
-  shared.operator_nonce.store(op_nonce);
+  srv.shared->operator_nonce.store(srv.op_nonce);
+}
 
-  testing::StreamConfig sc;
-  sc.start_time_ns = realtime_ns();
-  testing::RandomStream demo(c.demo_seed, sc);
-  std::vector<Tx> demo_genesis = c.demo_load_tps > 0 ? demo.genesis() : std::vector<Tx>{};
-  size_t demo_i = 0;
-  std::deque<Tx> demo_sent;  // in submission order: demo txs and the funding clock's ticks
-  auto next_funding_tick =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(c.funding_sample_ms);
+// False (logged) when a step fails: the server cannot start.
+bool build(const app::Config& c, Recovered& rec, Server& srv) {
+  if (!open_store(c, rec, srv) || !build_read_side(c, rec, srv) || !start_api(c, rec, srv))
+    return false;
+  create_markets(c, srv);
+  return true;
+}
 
-  store::ForkSnapshotter snapshotter;
-  uint64_t replica_written = 0;       // the newest snapshot the committer wrote from its replica
-  uint64_t replica_requested_at = 0;  // the applied seq when the last one was asked for
+// ---- run: the main loop ----
+
+// Periodic snapshots: every snapshot_every_txs txs or snapshot_interval_s seconds, or when the
+// admin api asks for one. With snapshot_from = "fork" a child forked on the sequencer thread
+// writes the engine; with "replica" the committer writes its replica. Once one is written, the
+// journal it covers is retired and the market histories are saved.
+class SnapshotScheduler {
+ public:
+  SnapshotScheduler(const app::Config& c, Server& srv, uint64_t recovered_snapshot_seq)
+      : c_(c), srv_(srv), recovered_snapshot_seq_(recovered_snapshot_seq) {}
+
+  // Once a round of the main loop: takes a finished snapshot, starts the next one when due.
+  void poll() {
+    take_finished();
+    start_when_due();
+  }
   // The newest seq a snapshot on disk covers.
-  auto covered = [&] {
-    return std::max({rep.snapshot_seq, snapshotter.last_written(), replica_written});
-  };
-  auto last_snap_time = std::chrono::steady_clock::now();
-  const char* watchdog = std::getenv("WATCHDOG_USEC");
-  shared.ready.store(true);
-  sd_notify("READY=1\nSTATUS=serving");
-  spdlog::info("ready: seq {}, {} durability, data dir {}",
-               std::max(pipeline.applied_seq(), recovered_seq),
-               store::durability_name(c.durability), c.data_dir);
-  spdlog::info(
-      "ready {:.3f} s after start: engine recovery {:.3f} s (snapshot mapped in {:.3f} s, read and "
-      "checked in {:.3f} s alongside its decode, which ended {:.3f} s after), read side {:.3f} s",
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(),
-      rep.seconds, rep.snapshot_read_seconds, rep.snapshot_verify_seconds,
-      rep.snapshot_decode_seconds, read_side_s);
-  if (mem_after_read_side.available)
-    spdlog::info("memory: {} MB allocated before the read side, {} MB by it; {} MB resident",
-                 mem_before_read_side.allocated >> 20,
-                 (mem_after_read_side.allocated - mem_before_read_side.allocated) >> 20,
-                 mem_after_read_side.resident >> 20);
-  if (const size_t promoted = promote_deferred_huge_pages(); promoted > 0)
-    spdlog::info("huge pages: {} MB of the engine's arrays advised for khugepaged to collapse",
-                 promoted >> 20);
-  committer.set_paused(false);  // now it may rebuild its replica and catch up
-  bool committer_logged = false;
+  uint64_t covered() const {
+    return std::max({recovered_snapshot_seq_, snapshotter_.last_written(), replica_written_});
+  }
+  // A snapshot child started on the sequencer thread dies with that thread (PR_SET_PDEATHSIG):
+  // the shutdown lets it finish first.
+  void wait_for_child() {
+    if (snapshotter_.busy()) (void)snapshotter_.wait();
+  }
 
-  for (;;) {
-    timespec ts{0, 10'000'000};
-    const int sig = sigtimedwait(&sigs, nullptr, &ts);
-    if (sig == SIGTERM || sig == SIGINT) {
-      spdlog::info("signal {}: shutting down", sig);
-      break;
+ private:
+  void take_finished() {
+    Status done;
+    store::SnapshotInfo written;
+    double write_s = 0;
+    const bool fork_done = snapshotter_.poll(done);
+    const bool replica_done = !fork_done && srv_.committer->poll_snapshot(done, written, &write_s);
+    if (replica_done && done.ok()) replica_written_ = std::max(replica_written_, written.seq);
+    if (!fork_done && !replica_done) return;
+    if (!done.ok()) {
+      spdlog::error("{}", done.message());
+      return;
     }
-    if (sig == SIGHUP) {
-      setup_logging(c);
-      spdlog::info("SIGHUP: logs reopened");
+    store::Journal& journal = *srv_.journal;
+    (void)store::retire_covered(journal, c_.data_dir, covered(), c_.snapshot_keep,
+                                srv_.committer->committed_through(journal.durable_seq()));
+    if (replica_done)
+      spdlog::info("snapshot at seq {} written from the committer's replica in {:.3f} s",
+                   written.seq, write_s);
+    else
+      spdlog::info("snapshot at seq {} written", covered());
+    // The histories as published now (newer than the snapshot): after a crash, the journal
+    // replay from the snapshot adds the rest.
+    save_history(c_, srv_);
+  }
+
+  void start_when_due() {
+    // Counted from the newest snapshot, or from the last request: a committer that lags by more
+    // than snapshot_every_txs must not be asked for one snapshot after the other.
+    const pipe::Pipeline& pipeline = *srv_.pipeline;
+    const uint64_t base = std::max(covered(), replica_requested_at_);
+    const uint64_t since = pipeline.applied_seq() - std::min(pipeline.applied_seq(), base);
+    const bool by_count = c_.snapshot_every_txs != 0 && since >= c_.snapshot_every_txs;
+    const bool by_time = c_.snapshot_interval_s != 0 && since > 0 &&
+                         std::chrono::steady_clock::now() - last_snap_time_ >=
+                             std::chrono::seconds(c_.snapshot_interval_s);
+    const bool due = by_count || by_time;
+    std::atomic<bool>& requested = srv_.snapshot_requested;
+    if (c_.snapshot_from_replica && (due || requested.load()) && !srv_.committer->snapshot_busy()) {
+      requested.store(false);
+      request_from_replica();
     }
-    if (watchdog != nullptr) sd_notify("WATCHDOG=1");
-    if (!committer_logged && committer.prepared()) {
-      committer_logged = true;
-      spdlog::info("committer ready: replica rebuilt and caught up in {:.3f} s",
-                   committer.prepare_seconds());
+    if (!c_.snapshot_from_replica && (due || requested.exchange(false)) && !snapshotter_.busy())
+      fork_on_sequencer();
+  }
+
+  // Written by the committer's thread from its replica: the sequencer does not stop.
+  void request_from_replica() {
+    if (srv_.committer->request_snapshot(srv_.journal.get())) {
+      replica_requested_at_ = srv_.pipeline->applied_seq();
+      spdlog::info(
+          "snapshot requested from the committer's replica at seq >= {} (sequencer "
+          "not paused)",
+          replica_requested_at_);
     }
-    // Demo load: tps/100 txs per 10 ms tick through the server's own ring.
-    for (uint32_t k = 0; k < c.demo_load_tps / 100 && local.in_flight() < 4096; ++k) {
-      Tx tx = demo_i < demo_genesis.size() ? demo_genesis[demo_i++] : demo.next();
-      if (is_operator_tx(tx.h.type) && !is_internal_tx(tx.h)) tx.h.nonce = op_nonce++;
-      demo_sent.push_back(tx);
-      local.submit(tx);
+    last_snap_time_ = std::chrono::steady_clock::now();
+  }
+
+  // On the sequencer thread, between two txs; never ahead of the journal.
+  void fork_on_sequencer() {
+    int64_t pause_ns = 0;
+    Status st;
+    srv_.pipeline->run_on_sequencer([&](const Engine& e) {
+      if (!srv_.journal->wait_durable(e.last_seq()))
+        st = Status::error("snapshot not taken: the journal failed");
+      else
+        st = snapshotter_.start(e, c_.data_dir, &pause_ns);
+    });
+    if (!st.ok()) spdlog::error("{}", st.message());
+    last_snap_time_ = std::chrono::steady_clock::now();
+    spdlog::info("snapshot at seq {} started (sequencer paused {} us)", snapshotter_.seq(),
+                 pause_ns / 1000);
+  }
+
+  const app::Config& c_;
+  Server& srv_;
+  const uint64_t recovered_snapshot_seq_;  // the snapshot the recovery started from
+  store::ForkSnapshotter snapshotter_;
+  uint64_t replica_written_ = 0;       // the newest snapshot the committer wrote from its replica
+  uint64_t replica_requested_at_ = 0;  // the applied seq when the last one was asked for
+  std::chrono::steady_clock::time_point last_snap_time_ = std::chrono::steady_clock::now();
+};
+
+// The seeded demo stream (demo.load_tps) and the funding clock, both through the server's own
+// ingress ring.
+class DemoLoad {
+ public:
+  DemoLoad(const app::Config& c, Server& srv)
+      : c_(c),
+        srv_(srv),
+        local_(*srv.local),
+        stream_(c.demo_seed, stream_config()),
+        genesis_(c.demo_load_tps > 0 ? stream_.genesis() : std::vector<Tx>{}),
+        next_funding_tick_(std::chrono::steady_clock::now() +
+                           std::chrono::milliseconds(c.funding_sample_ms)) {}
+
+  // Once a round of the main loop (10 ms): submits, then takes the results that are in.
+  void poll() {
+    submit_demo_txs();
+    submit_funding_tick();
+    take_results();
+  }
+
+ private:
+  static app::StreamConfig stream_config() {
+    app::StreamConfig sc;
+    sc.start_time_ns = realtime_ns();
+    return sc;
+  }
+
+  // Demo load: tps/100 txs per 10 ms tick through the server's own ring.
+  void submit_demo_txs() {
+    for (uint32_t k = 0; k < c_.demo_load_tps / 100 && local_.in_flight() < 4096; ++k) {
+      Tx tx = genesis_i_ < genesis_.size() ? genesis_[genesis_i_++] : stream_.next();
+      if (is_operator_tx(tx.h.type) && !is_internal_tx(tx.h)) tx.h.nonce = srv_.op_nonce++;
+      sent_.push_back(tx);
+      local_.submit(tx);
     }
-    // The funding clock: an internal tx samples every market's premium (and pays funding when
-    // an interval boundary has passed). Journaled, so a replay pays exactly the same.
-    if (c.funding_sample_ms != 0 && std::chrono::steady_clock::now() >= next_funding_tick) {
-      next_funding_tick += std::chrono::milliseconds(c.funding_sample_ms);
-      Tx tick;
-      tick.h.type = TxType::kFundingTick;
-      tick.h.flags = kTxFlagInternal;
-      tick.funding.market = kAllMarkets;
-      demo_sent.push_back(tick);
-      local.submit(tick);
-    }
-    local.poll([&](const pipe::Result& r) {
-      const Tx tx = demo_sent.front();
-      demo_sent.pop_front();
+  }
+
+  // The funding clock: an internal tx samples every market's premium (and pays funding when
+  // an interval boundary has passed). Journaled, so a replay pays exactly the same.
+  void submit_funding_tick() {
+    if (c_.funding_sample_ms == 0 || std::chrono::steady_clock::now() < next_funding_tick_) return;
+    next_funding_tick_ += std::chrono::milliseconds(c_.funding_sample_ms);
+    Tx tick;
+    tick.h.type = TxType::kFundingTick;
+    tick.h.flags = kTxFlagInternal;
+    tick.funding.market = kAllMarkets;
+    sent_.push_back(tick);
+    local_.submit(tick);
+  }
+
+  void take_results() {
+    local_.poll([&](const pipe::Result& r) {
+      const Tx tx = sent_.front();
+      sent_.pop_front();
       if (is_internal_tx(tx.h)) {
         if (r.reject != Reject::kOk)
           spdlog::warn("funding tick refused: {}", reject_message(r.reject));
         return;
       }
-      if (is_operator_tx(tx.h.type) && r.reject != Reject::kOk) --op_nonce;  // demo txs only
+      if (is_operator_tx(tx.h.type) && r.reject != Reject::kOk) --srv_.op_nonce;  // demo txs only
       TxResult tr;
       tr.reject = r.reject;
       tr.order_index = r.order_index;
-      demo.on_result(tx, tr);
+      stream_.on_result(tx, tr);
     });
-    Status done;
-    store::SnapshotInfo written;
-    double write_s = 0;
-    const bool fork_done = snapshotter.poll(done);
-    const bool replica_done = !fork_done && committer.poll_snapshot(done, written, &write_s);
-    if (replica_done && done.ok()) replica_written = std::max(replica_written, written.seq);
-    if (fork_done || replica_done) {
-      if (!done.ok()) {
-        spdlog::error("{}", done.message());
-      } else {
-        (void)store::retire_covered(*journal, c.data_dir, covered(), c.snapshot_keep,
-                                    committer.committed_through(journal->durable_seq()));
-        if (replica_done)
-          spdlog::info("snapshot at seq {} written from the committer's replica in {:.3f} s",
-                       written.seq, write_s);
-        else
-          spdlog::info("snapshot at seq {} written", covered());
-        // The histories as published now (newer than the snapshot): after a crash, the journal
-        // replay from the snapshot adds the rest.
-        if (Status s = app::save_history(c.data_dir, pipeline.read_side(), trade_hash); !s.ok())
-          spdlog::warn("market history not saved: {}", s.message());
-      }
-    }
-    // Counted from the newest snapshot, or from the last request: a committer that lags by more
-    // than snapshot_every_txs must not be asked for one snapshot after the other.
-    const uint64_t base = std::max(covered(), replica_requested_at);
-    const uint64_t since = pipeline.applied_seq() - std::min(pipeline.applied_seq(), base);
-    const bool by_count = c.snapshot_every_txs != 0 && since >= c.snapshot_every_txs;
-    const bool by_time = c.snapshot_interval_s != 0 && since > 0 &&
-                         std::chrono::steady_clock::now() - last_snap_time >=
-                             std::chrono::seconds(c.snapshot_interval_s);
-    const bool due = by_count || by_time;
-    if (c.snapshot_from_replica && (due || snapshot_requested.load()) &&
-        !committer.snapshot_busy()) {
-      snapshot_requested.store(false);
-      // Written by the committer's thread from its replica: the sequencer does not stop.
-      if (committer.request_snapshot(journal.get())) {
-        replica_requested_at = pipeline.applied_seq();
-        spdlog::info(
-            "snapshot requested from the committer's replica at seq >= {} (sequencer "
-            "not paused)",
-            replica_requested_at);
-      }
-      last_snap_time = std::chrono::steady_clock::now();
-    }
-    if (!c.snapshot_from_replica && (due || snapshot_requested.exchange(false)) &&
-        !snapshotter.busy()) {
-      int64_t pause_ns = 0;
-      Status st;
-      // On the sequencer thread, between two txs; never ahead of the journal.
-      pipeline.run_on_sequencer([&](const Engine& e) {
-        if (!journal->wait_durable(e.last_seq()))
-          st = Status::error("snapshot not taken: the journal failed");
-        else
-          st = snapshotter.start(e, c.data_dir, &pause_ns);
-      });
-      if (!st.ok()) spdlog::error("{}", st.message());
-      last_snap_time = std::chrono::steady_clock::now();
-      spdlog::info("snapshot at seq {} started (sequencer paused {} us)", snapshotter.seq(),
-                   pause_ns / 1000);
-    }
-    if (journal->failed()) {
-      spdlog::critical("journal failed: {}; stopping", journal->failure());
-      return 3;
-    }
-    if (const std::string f = committer.failure(); !f.empty()) {
-      spdlog::critical("{}; stopping (commitments must not have holes)", f);
-      return 3;
-    }
   }
+
+  const app::Config& c_;
+  Server& srv_;
+  LocalSubmitter& local_;
+  app::RandomStream stream_;
+  std::vector<Tx> genesis_;
+  size_t genesis_i_ = 0;
+  std::deque<Tx> sent_;  // in submission order: demo txs and the funding clock's ticks
+  std::chrono::steady_clock::time_point next_funding_tick_;
+};
+
+// Ready: systemd hears it, the log says how long the start took, and the work held back for the
+// start begins (khugepaged's huge pages for the engine, the committer's replica and catch-up).
+void report_ready(const app::Config& c, const Startup& start, const Recovered& rec, Server& srv) {
+  srv.shared->ready.store(true);
+  sd_notify("READY=1\nSTATUS=serving");
+  spdlog::info("ready: seq {}, {} durability, data dir {}",
+               std::max(srv.pipeline->applied_seq(), srv.recovered_seq),
+               store::durability_name(c.durability), c.data_dir);
+  const store::RecoveryReport& rep = rec.rep;
+  spdlog::info(
+      "ready {:.3f} s after start: engine recovery {:.3f} s (snapshot mapped in {:.3f} s, read and "
+      "checked in {:.3f} s alongside its decode, which ended {:.3f} s after), read side {:.3f} s",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start.at).count(),
+      rep.seconds, rep.snapshot_read_seconds, rep.snapshot_verify_seconds,
+      rep.snapshot_decode_seconds, srv.read_side_s);
+  if (srv.mem_after_read_side.available)
+    spdlog::info("memory: {} MB allocated before the read side, {} MB by it; {} MB resident",
+                 srv.mem_before_read_side.allocated >> 20,
+                 (srv.mem_after_read_side.allocated - srv.mem_before_read_side.allocated) >> 20,
+                 srv.mem_after_read_side.resident >> 20);
+  if (const size_t promoted = promote_deferred_huge_pages(); promoted > 0)
+    spdlog::info("huge pages: {} MB of the engine's arrays advised for khugepaged to collapse",
+                 promoted >> 20);
+  srv.committer->set_paused(false);  // now it may rebuild its replica and catch up
+}
+
+// Waits up to 10 ms for a signal. False on SIGTERM or SIGINT: time to shut down. SIGHUP reopens
+// the log file.
+bool no_stop_signal(const app::Config& c, const sigset_t& signals) {
+  timespec ts{0, 10'000'000};
+  const int sig = sigtimedwait(&signals, nullptr, &ts);
+  if (sig == SIGTERM || sig == SIGINT) {
+    spdlog::info("signal {}: shutting down", sig);
+    return false;
+  }
+  if (sig == SIGHUP) {
+    setup_logging(c);
+    spdlog::info("SIGHUP: logs reopened");
+  }
+  return true;
+}
+
+// 3 (logged) when the journal or the committer failed: the server must stop. Else 0.
+int store_failure(Server& srv) {
+  if (srv.journal->failed()) {
+    spdlog::critical("journal failed: {}; stopping", srv.journal->failure());
+    return 3;
+  }
+  if (const std::string f = srv.committer->failure(); !f.empty()) {
+    spdlog::critical("{}; stopping (commitments must not have holes)", f);
+    return 3;
+  }
+  return 0;
+}
+
+// Rounds of at most 10 ms until SIGTERM or SIGINT (0) or a store failure (3).
+int run(const app::Config& c, const Startup& start, Server& srv, SnapshotScheduler& snapshots) {
+  DemoLoad demo(c, srv);
+  const bool watchdog = std::getenv("WATCHDOG_USEC") != nullptr;
+  bool committer_logged = false;
+  while (no_stop_signal(c, start.signals)) {
+    if (watchdog) sd_notify("WATCHDOG=1");
+    if (!committer_logged && srv.committer->prepared()) {
+      committer_logged = true;
+      spdlog::info("committer ready: replica rebuilt and caught up in {:.3f} s",
+                   srv.committer->prepare_seconds());
+    }
+    demo.poll();
+    snapshots.poll();
+    if (const int code = store_failure(srv); code != 0) return code;
+  }
+  return 0;
+}
+
+// ---- shut down: stop accepting, drain, save, sync, a final snapshot ----
+
+// 0, or 4 when the final snapshot cannot be written.
+int shut_down(const app::Config& c, Server& srv, SnapshotScheduler& snapshots) {
   sd_notify("STOPPING=1");
-  shared.ready.store(false);
-  server.stop_accepting();
-  // A snapshot child started on the sequencer thread dies with that thread (PR_SET_PDEATHSIG):
-  // let it finish first.
-  if (snapshotter.busy()) (void)snapshotter.wait();
-  pipeline.stop();  // drains the rings: everything submitted is sequenced, journaled, answered
-  server.stop();    // delivers the last replies, closes connections
-  if (Status s = app::save_tx_index(c.data_dir, shared.tx_records()); !s.ok())
+  srv.shared->ready.store(false);
+  srv.api->stop_accepting();
+  snapshots.wait_for_child();
+  srv.pipeline->stop();  // drains the rings: everything submitted is sequenced, journaled, answered
+  srv.api->stop();       // delivers the last replies, closes connections
+  if (Status s = app::save_tx_index(c.data_dir, srv.shared->tx_records()); !s.ok())
     spdlog::warn("tx index not saved: {}", s.message());
-  if (Status s = app::save_history(c.data_dir, pipeline.read_side(), trade_hash); !s.ok())
-    spdlog::warn("market history not saved: {}", s.message());
+  save_history(c, srv);
+  store::Committer& committer = *srv.committer;
   committer.stop();  // drains: every sealed block is committed
-  obs.stop();
+  srv.obs->stop();
   const store::BlockCommitment last = committer.last();
   spdlog::info("committed height {} (seq {}), commitment {}", last.block, last.last_seq,
                store::to_hex(last.commitment.data(), last.commitment.size()));
-  journal->close();  // everything sequenced is now durable
-  const Engine& e = pipeline.engine();
-  if (e.last_seq() != covered()) {
+  store::Journal& journal = *srv.journal;
+  journal.close();  // everything sequenced is now durable
+  const Engine& e = srv.pipeline->engine();
+  if (e.last_seq() != snapshots.covered()) {
     store::SnapshotInfo info;
     if (Status s = store::write_snapshot(e, c.data_dir, &info); !s.ok()) {
       spdlog::error("final snapshot failed: {}", s.message());
       return 4;
     }
-    (void)store::retire_covered(*journal, c.data_dir, info.seq, c.snapshot_keep,
-                                committer.committed_through(journal->durable_seq()));
+    (void)store::retire_covered(journal, c.data_dir, info.seq, c.snapshot_keep,
+                                committer.committed_through(journal.durable_seq()));
     spdlog::info("final snapshot at seq {} ({} bytes)", info.seq, info.bytes);
   }
   spdlog::info("stopped cleanly at seq {}, state hash {:016x}", e.last_seq(), e.state_hash());
   return 0;
+}
+
+// recover -> build -> run -> shut down. Exit codes: 2 the server cannot start, 3 the journal or
+// the committer failed while serving, 4 the final snapshot failed.
+int serve(const app::Config& c) {
+  const Startup start = start_up(c);
+  Recovered rec;
+  if (!recover(c, rec)) return 2;
+  Server srv(c);
+  if (!build(c, rec, srv)) return 2;
+  SnapshotScheduler snapshots(c, srv, rec.rep.snapshot_seq);
+  report_ready(c, start, rec, srv);
+  if (const int code = run(c, start, srv, snapshots); code != 0) return code;
+  return shut_down(c, srv, snapshots);
 }
 
 }  // namespace

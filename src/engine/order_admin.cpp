@@ -100,7 +100,7 @@ Reject Engine::modify_order(const Tx& tx, Ctx& c, OrderIndex& out) {
     return Reject::kOk;
   }
   // Loses priority: leaves its level and comes back as a taker with the same order index.
-  unrest(m, *a, slot);
+  unlink_resting(m, *a, slot);
   emit_order(c, UpdateType::kOrderRemoved, o, RemoveReason::kModified);
   c.touch(m.id);
   o.initial = (o.initial - o.remaining) + x.base_amount;

@@ -402,7 +402,7 @@ void Engine::rest(Ctx& c, Market& m, Account& a, uint32_t slot) {
   c.touch(m.id);
 }
 
-void Engine::unrest(Market& m, Account& a, uint32_t slot) {
+void Engine::unlink_resting(Market& m, Account& a, uint32_t slot) {
   Order& o = pool_[slot];
   m.book.remove(pool_, slot);
   if (o.acct_prev != kNoSlot)
@@ -432,7 +432,7 @@ void Engine::remove_order(Ctx& c, uint32_t slot, RemoveReason why) {
     return;
   }
   Market& m = markets_[o.market];
-  unrest(m, accounts_[o.account_slot], slot);
+  unlink_resting(m, accounts_[o.account_slot], slot);
   emit_order(c, UpdateType::kOrderRemoved, o, why);
   c.touch(m.id);
   order_gone(c, slot, why);

@@ -102,10 +102,7 @@ int fail(const std::string& msg) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"tachyon-load: realistic load and the latency a trader feels"};
+struct Options {
   std::string scenario = "mixed", host = "127.0.0.1", key_file, out_dir = "loadtest-report";
   std::string lobster_file;
   int port = 8080, admin_port = 8081;
@@ -114,181 +111,227 @@ int main(int argc, char** argv) {
   unsigned makers = 16, takers = 16, connections = 4, subscribers = 10, sign_threads = 2;
   int market = 0;
   uint64_t seed = 1, first_account = 100000;
+  bool first_account_given = false;  // else the traders take the first free block from it on
   int64_t deposit_usdc = 10'000'000;
   size_t max_events = 0;
-  app.add_option("--scenario", scenario, "mixed | demo | lobster")
+};
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--scenario", o.scenario, "mixed | demo | lobster")
       ->check(CLI::IsMember({"mixed", "demo", "lobster"}));
-  app.add_option("--host", host, "server address");
-  app.add_option("--port", port, "public port (REST + WebSocket)");
-  app.add_option("--admin-port", admin_port, "admin port (operator deposits)");
-  app.add_option("--operator-key", key_file,
+  app.add_option("--host", o.host, "server address");
+  app.add_option("--port", o.port, "public port (REST + WebSocket)");
+  app.add_option("--admin-port", o.admin_port, "admin port (operator deposits)");
+  app.add_option("--operator-key", o.key_file,
                  "the operator's secret key file (hex), e.g. "
                  "<data_dir>/operator.key")
       ->required();
-  app.add_option("--chain-id", chain_id, "chain id the server signs for");
-  app.add_option("--rate", rate, "offered txs per second (mixed; demo uses 20)");
-  app.add_option("--duration", duration, "seconds of load");
-  app.add_option("--makers", makers, "market-maker accounts");
-  app.add_option("--takers", takers, "taker accounts");
-  app.add_option("--connections", connections, "sending WebSocket connections");
-  app.add_option("--subscribers", subscribers, "subscriber connections (freshness)");
-  app.add_option("--market", market, "market id");
-  app.add_option("--seed", seed, "generator seed");
-  auto* first_opt = app.add_option("--first-account", first_account,
-                                   "index of the first synthetic account (default: the first "
-                                   "free block of 1000 from 100000)");
-  app.add_option("--deposit", deposit_usdc, "USDC deposited into each account");
-  app.add_option("--lobster", lobster_file, "LOBSTER message file (lobster scenario)");
-  app.add_option("--speed", speed, "replay speed (lobster: 1 = the recorded pace)");
-  app.add_option("--max-events", max_events, "lobster: replay at most this many messages");
-  app.add_option("--drain", drain, "seconds to wait for the last replies");
-  app.add_option("--sign-threads", sign_threads, "threads signing the plan before the run");
-  app.add_option("--out", out_dir, "report folder (report.txt, report.json, SVG plots)");
-  CLI11_PARSE(app, argc, argv);
-  if (scenario == "demo") {
-    rate = std::min(rate, 20.0);
-    makers = std::min(makers, 4u);
-    takers = std::min(takers, 2u);
-  }
-  if (scenario == "lobster" && lobster_file.empty()) return fail("--lobster FILE is required");
-  api::crypto_init();
+  app.add_option("--chain-id", o.chain_id, "chain id the server signs for");
+  app.add_option("--rate", o.rate, "offered txs per second (mixed; demo uses 20)");
+  app.add_option("--duration", o.duration, "seconds of load");
+  app.add_option("--makers", o.makers, "market-maker accounts");
+  app.add_option("--takers", o.takers, "taker accounts");
+  app.add_option("--connections", o.connections, "sending WebSocket connections");
+  app.add_option("--subscribers", o.subscribers, "subscriber connections (freshness)");
+  app.add_option("--market", o.market, "market id");
+  app.add_option("--seed", o.seed, "generator seed");
+  app.add_option("--first-account", o.first_account,
+                 "index of the first synthetic account (default: the first "
+                 "free block of 1000 from 100000)");
+  app.add_option("--deposit", o.deposit_usdc, "USDC deposited into each account");
+  app.add_option("--lobster", o.lobster_file, "LOBSTER message file (lobster scenario)");
+  app.add_option("--speed", o.speed, "replay speed (lobster: 1 = the recorded pace)");
+  app.add_option("--max-events", o.max_events, "lobster: replay at most this many messages");
+  app.add_option("--drain", o.drain, "seconds to wait for the last replies");
+  app.add_option("--sign-threads", o.sign_threads, "threads signing the plan before the run");
+  app.add_option("--out", o.out_dir, "report folder (report.txt, report.json, SVG plots)");
+}
 
-  // The operator key and its next nonce.
-  api::SecretKey op{};
+// The helpers below return "" or what went wrong.
+
+// The operator key and its next nonce.
+std::string operator_key(const Options& o, api::SecretKey& op, int64_t& op_nonce) {
   {
-    std::ifstream in(key_file);
+    std::ifstream in(o.key_file);
     std::string hex;
     if (!(in >> hex) || !api::from_hex(hex, op.data(), op.size()))
-      return fail(key_file + " is not an operator key file (hex secret key)");
+      return o.key_file + " is not an operator key file (hex secret key)";
   }
-  HttpResult nn = http_call(host, admin_port, http::verb::get, "/admin/nextNonce");
+  HttpResult nn = http_call(o.host, o.admin_port, http::verb::get, "/admin/nextNonce");
   if (!nn.error.empty() || nn.status != 200)
-    return fail("admin port " + std::to_string(admin_port) + ": " +
-                (nn.error.empty() ? nn.body : nn.error));
+    return "admin port " + std::to_string(o.admin_port) + ": " +
+           (nn.error.empty() ? nn.body : nn.error);
   simdjson::dom::parser parser;
-  int64_t op_nonce = 0;
   if (parser.parse(nn.body)["nonce"].get(op_nonce) != simdjson::SUCCESS)
-    return fail("unexpected /admin/nextNonce reply: " + nn.body);
+    return "unexpected /admin/nextNonce reply: " + nn.body;
+  return "";
+}
 
-  // The market: decimals, minimums and where its price is.
-  load::MarketInfo mi;
-  mi.id = static_cast<MarketId>(market);
-  {
-    HttpResult d = http_call(host, port, http::verb::get,
-                             "/api/v1/orderBookDetails?market_id=" + std::to_string(market));
-    if (!d.error.empty() || d.status != 200)
-      return fail("orderBookDetails: " + (d.error.empty() ? d.body : d.error));
-    simdjson::dom::element m;
-    if (parser.parse(d.body)["order_book_details"].at(0).get(m) != simdjson::SUCCESS)
-      return fail("market " + std::to_string(market) + " not found: " + d.body);
-    int64_t pd = 0, sd = 0;
-    if (m["price_decimals"].get(pd) || m["size_decimals"].get(sd))
-      return fail("orderBookDetails lacks decimals: " + d.body);
-    mi.price_decimals = static_cast<int>(pd);
-    mi.size_decimals = static_cast<int>(sd);
-    if (!fixed(m["mark_price"].value_unsafe(), mi.price_decimals, mi.mid) || mi.mid <= 0)
-      return fail("no mark price for market " + std::to_string(market));
-    simdjson::dom::element e;
-    if (m["min_base_amount"].get(e) == simdjson::SUCCESS)
-      (void)fixed(e, mi.size_decimals, mi.min_lots);
-    if (m["min_quote_amount"].get(e) == simdjson::SUCCESS) (void)fixed(e, 6, mi.min_quote);
-  }
+// The market: decimals, minimums and where its price is.
+std::string market_info(const Options& o, load::MarketInfo& mi) {
+  mi.id = static_cast<MarketId>(o.market);
+  HttpResult d = http_call(o.host, o.port, http::verb::get,
+                           "/api/v1/orderBookDetails?market_id=" + std::to_string(o.market));
+  if (!d.error.empty() || d.status != 200)
+    return "orderBookDetails: " + (d.error.empty() ? d.body : d.error);
+  simdjson::dom::parser parser;
+  simdjson::dom::element m;
+  if (parser.parse(d.body)["order_book_details"].at(0).get(m) != simdjson::SUCCESS)
+    return "market " + std::to_string(o.market) + " not found: " + d.body;
+  int64_t pd = 0, sd = 0;
+  if (m["price_decimals"].get(pd) || m["size_decimals"].get(sd))
+    return "orderBookDetails lacks decimals: " + d.body;
+  mi.price_decimals = static_cast<int>(pd);
+  mi.size_decimals = static_cast<int>(sd);
+  if (!fixed(m["mark_price"].value_unsafe(), mi.price_decimals, mi.mid) || mi.mid <= 0)
+    return "no mark price for market " + std::to_string(o.market);
+  simdjson::dom::element e;
+  if (m["min_base_amount"].get(e) == simdjson::SUCCESS)
+    (void)fixed(e, mi.size_decimals, mi.min_lots);
+  if (m["min_quote_amount"].get(e) == simdjson::SUCCESS) (void)fixed(e, 6, mi.min_quote);
+  return "";
+}
 
-  // Where the traders go: a block of new account indices (a second run against the same server
-  // takes the next free block unless --first-account says where).
-  if (first_opt->count() == 0) {
-    const uint64_t block = (makers + takers + 999) / 1000 * 1000;
-    bool found = false;
-    for (int tries = 0; tries < 1000 && !found; ++tries, first_account += block) {
-      found = true;
-      for (uint64_t a : {first_account, first_account + makers + takers - 1}) {
-        HttpResult r = http_call(host, port, http::verb::get,
-                                 "/api/v1/account?by=index&value=" + std::to_string(a));
-        if (!r.error.empty()) return fail("account lookup: " + r.error);
-        if (r.status == 200) found = false;  // taken
-      }
-      if (found) break;
+// Where the traders go: a block of new account indices (a second run against the same server
+// takes the next free block unless --first-account says where). Moves o.first_account there.
+std::string find_free_accounts(Options& o) {
+  const uint64_t block = (o.makers + o.takers + 999) / 1000 * 1000;
+  bool found = false;
+  for (int tries = 0; tries < 1000 && !found; ++tries, o.first_account += block) {
+    found = true;
+    for (uint64_t a : {o.first_account, o.first_account + o.makers + o.takers - 1}) {
+      HttpResult r = http_call(o.host, o.port, http::verb::get,
+                               "/api/v1/account?by=index&value=" + std::to_string(a));
+      if (!r.error.empty()) return "account lookup: " + r.error;
+      if (r.status == 200) found = false;  // taken
     }
-    if (!found) return fail("no free block of account indices found; pass --first-account");
+    if (found) break;
   }
+  if (!found) return "no free block of account indices found; pass --first-account";
+  return "";
+}
 
-  // Traders: keys and deposits.
-  std::vector<load::Trader> traders(makers + takers);
+// Traders: keys and deposits, each deposit signed with the operator key.
+std::string fund_traders(const Options& o, const api::SecretKey& op, int64_t op_nonce,
+                         std::vector<load::Trader>& traders) {
+  traders.resize(o.makers + o.takers);
   for (size_t i = 0; i < traders.size(); ++i) {
     load::Trader& t = traders[i];
-    t.account = first_account + i;
-    t.maker = i < makers;
+    t.account = o.first_account + i;
+    t.maker = i < o.makers;
     api::keygen(t.pk, t.sk);
     Tx tx;
     tx.h.type = TxType::kDeposit;
     tx.h.nonce = op_nonce;
     tx.deposit.to_account = t.account;
-    tx.deposit.amount = deposit_usdc * 1'000'000;
+    tx.deposit.amount = o.deposit_usdc * 1'000'000;
     tx.deposit.pubkey = t.pk;
     tx.deposit.api_key_index = 0;
-    const api::Signature sig = api::sign_tx(tx, chain_id, op);
-    HttpResult r = http_call(host, admin_port, http::verb::post, "/api/v1/sendTx",
+    const api::Signature sig = api::sign_tx(tx, o.chain_id, op);
+    HttpResult r = http_call(o.host, o.admin_port, http::verb::post, "/api/v1/sendTx",
                              "tx_type=1&tx_info=" + urlencode(api::tx_info_json(tx, &sig)));
     if (r.status != 200)
-      return fail("deposit into account " + std::to_string(t.account) +
-                  " refused: " + (r.error.empty() ? r.body : r.error) +
-                  " (accounts from --first-account must be new; the operator key must match)");
+      return "deposit into account " + std::to_string(t.account) +
+             " refused: " + (r.error.empty() ? r.body : r.error) +
+             " (accounts from --first-account must be new; the operator key must match)";
     ++op_nonce;
   }
   std::printf("tachyon-load: %zu traders funded (accounts %llu..%llu)\n", traders.size(),
-              static_cast<unsigned long long>(first_account),
-              static_cast<unsigned long long>(first_account + traders.size() - 1));
+              static_cast<unsigned long long>(o.first_account),
+              static_cast<unsigned long long>(o.first_account + traders.size() - 1));
+  return "";
+}
 
-  std::vector<load::Planned> plan;
-  if (scenario == "lobster") {
+// The scenario's txs, each signed before the clock starts.
+std::string make_plan(const Options& o, std::vector<load::Trader>& traders,
+                      const load::MarketInfo& mi, std::vector<load::Planned>& plan) {
+  if (o.scenario == "lobster") {
     load::LobsterConfig lc;
-    lc.messages = lobster_file;
-    lc.speed = speed;
-    lc.max_events = max_events;
+    lc.messages = o.lobster_file;
+    lc.speed = o.speed;
+    lc.max_events = o.max_events;
     std::string err;
     plan = load::plan_lobster(traders, mi, lc, err);
-    if (plan.empty()) return fail("LOBSTER: " + err);
-    if (duration > 0) {  // cut to the duration
-      while (!plan.empty() && plan.back().at_ns >= static_cast<int64_t>(duration * 1e9))
+    if (plan.empty()) return "LOBSTER: " + err;
+    if (o.duration > 0) {  // cut to the duration
+      while (!plan.empty() && plan.back().at_ns >= static_cast<int64_t>(o.duration * 1e9))
         plan.pop_back();
     }
   } else {
     load::MixConfig mc;
-    mc.rate = rate;
-    mc.seconds = duration;
-    mc.seed = seed;
+    mc.rate = o.rate;
+    mc.seconds = o.duration;
+    mc.seed = o.seed;
     plan = load::plan_mixed(traders, mi, mc);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  load::sign_all(plan, traders, chain_id, sign_threads);
+  load::sign_all(plan, traders, o.chain_id, o.sign_threads);
   std::printf("tachyon-load: %zu txs planned and signed in %.1f s; running %.1f s\n", plan.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
               plan.empty() ? 0.0 : double(plan.back().at_ns) / 1e9);
   std::fflush(stdout);
+  return "";
+}
 
+// The run, its table on stdout and the report files. The exit code: 0, 1 when the run could not
+// start or the report not be written, 3 when txs went unanswered.
+int run_and_report(const Options& o, const load::MarketInfo& mi,
+                   const std::vector<load::Planned>& plan,
+                   const std::vector<load::Trader>& traders) {
   load::RunConfig rc;
-  rc.host = host;
-  rc.port = port;
-  rc.connections = connections;
-  rc.subscribers = subscribers;
+  rc.host = o.host;
+  rc.port = o.port;
+  rc.connections = o.connections;
+  rc.subscribers = o.subscribers;
   rc.market = mi.id;
-  rc.drain_s = drain;
+  rc.drain_s = o.drain;
   const load::RunResult res = load::run_plan(rc, plan, traders);
   if (!res.error.empty()) return fail(res.error);
 
   load::ReportMeta meta;
-  meta.scenario = scenario;
-  meta.offered_rate = scenario == "lobster" ? 0 : rate;
+  meta.scenario = o.scenario;
+  meta.offered_rate = o.scenario == "lobster" ? 0 : o.rate;
   meta.planned = plan.size();
   meta.traders = static_cast<unsigned>(traders.size());
-  meta.connections = connections;
-  meta.subscribers = subscribers;
-  meta.server = host + ":" + std::to_string(port);
+  meta.connections = o.connections;
+  meta.subscribers = o.subscribers;
+  meta.server = o.host + ":" + std::to_string(o.port);
   std::printf("%s", load::report_table(meta, res).c_str());
-  if (std::string e = load::write_report(out_dir, meta, res); !e.empty()) return fail(e);
+  if (std::string e = load::write_report(o.out_dir, meta, res); !e.empty()) return fail(e);
   std::printf(
       "report: %s/report.txt, report.json, ack_over_time.svg, throughput.svg, "
       "latency_percentiles.svg, freshness_percentiles.svg\n",
-      out_dir.c_str());
+      o.out_dir.c_str());
   return res.unanswered == 0 ? 0 : 3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tachyon-load: realistic load and the latency a trader feels"};
+  Options o;
+  add_options(app, o);
+  CLI11_PARSE(app, argc, argv);
+  o.first_account_given = app.count("--first-account") != 0;
+  if (o.scenario == "demo") {
+    o.rate = std::min(o.rate, 20.0);
+    o.makers = std::min(o.makers, 4u);
+    o.takers = std::min(o.takers, 2u);
+  }
+  if (o.scenario == "lobster" && o.lobster_file.empty()) return fail("--lobster FILE is required");
+  api::crypto_init();
+
+  api::SecretKey op{};
+  int64_t op_nonce = 0;
+  if (std::string e = operator_key(o, op, op_nonce); !e.empty()) return fail(e);
+  load::MarketInfo mi;
+  if (std::string e = market_info(o, mi); !e.empty()) return fail(e);
+  if (!o.first_account_given) {
+    if (std::string e = find_free_accounts(o); !e.empty()) return fail(e);
+  }
+  std::vector<load::Trader> traders;
+  if (std::string e = fund_traders(o, op, op_nonce, traders); !e.empty()) return fail(e);
+  std::vector<load::Planned> plan;
+  if (std::string e = make_plan(o, traders, mi, plan); !e.empty()) return fail(e);
+  return run_and_report(o, mi, plan, traders);
 }

@@ -6,7 +6,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "support/lobster_data.hpp"
+#include "lobster_data.hpp"
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/tx_info.hpp"
 #include "tachyon/core/clock.hpp"
@@ -152,8 +152,7 @@ std::vector<Planned> plan_lobster(std::vector<Trader>& traders, const MarketInfo
     return plan;
   }
   if (takers.empty()) takers = makers;
-  const std::vector<testing::lobster::Message> msgs =
-      testing::lobster::load_messages(c.messages, &error);
+  const std::vector<lobster::Message> msgs = lobster::load_messages(c.messages, &error);
   if (msgs.empty()) {
     if (error.empty()) error = "no messages in " + c.messages;
     return plan;

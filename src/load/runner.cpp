@@ -214,43 +214,30 @@ void Shared::on_frame(std::string_view f, bool subscriber, Conn& c) {
     fresh_api[ch].record(uint64_t(std::max<int64_t>(0, now - sent_us * 1000)));
 }
 
-}  // namespace
-
-RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
-                   const std::vector<Trader>& traders) {
-  RunResult res;
-  asio::io_context io;
-  Shared sh(cfg, plan);
-  sh.out = &res;
-  sh.sent_ns.assign(plan.size(), 0);
-  sh.answered.assign(plan.size(), 0);
-  const size_t seconds = plan.empty() ? 0 : size_t(plan.back().at_ns / 1'000'000'000) + 1;
-  for (size_t s = 0; s < seconds; ++s)
-    sh.per_second.push_back(std::make_unique<tachyon::Histogram>());
-  sh.acks_per_second.assign(seconds, 0);
-
+struct Conns {
   std::vector<std::shared_ptr<Conn>> senders, subs;
+};
+
+// The sending connections (takers hear their fills on theirs) and the subscribers, all reading.
+// "" or why a connection failed.
+std::string connect_all(asio::io_context& io, Shared& sh, const std::vector<Trader>& traders,
+                        Conns& conns) {
+  const RunConfig& cfg = sh.cfg;
   const unsigned nsend = std::max(1u, cfg.connections);
   for (unsigned i = 0; i < nsend; ++i) {
     auto c = std::make_shared<Conn>(io, sh, false);
-    if (std::string e = c->connect(cfg.host, cfg.port); !e.empty()) {
-      res.error = e;
-      return res;
-    }
-    senders.push_back(c);
+    if (std::string e = c->connect(cfg.host, cfg.port); !e.empty()) return e;
+    conns.senders.push_back(c);
   }
   // Takers hear their fills on their sending connection.
   for (size_t t = 0; t < traders.size(); ++t) {
     if (traders[t].maker) continue;
-    senders[t % nsend]->send_owned(R"({"type":"subscribe","channel":"account_all_trades/)" +
-                                   std::to_string(traders[t].account) + "\"}");
+    conns.senders[t % nsend]->send_owned(R"({"type":"subscribe","channel":"account_all_trades/)" +
+                                         std::to_string(traders[t].account) + "\"}");
   }
   for (unsigned i = 0; i < cfg.subscribers; ++i) {
     auto c = std::make_shared<Conn>(io, sh, true);
-    if (std::string e = c->connect(cfg.host, cfg.port); !e.empty()) {
-      res.error = e;
-      return res;
-    }
+    if (std::string e = c->connect(cfg.host, cfg.port); !e.empty()) return e;
     const std::string m = std::to_string(cfg.market);
     c->send_owned(R"({"type":"subscribe","channel":"order_book/)" + m + "\"}");
     c->send_owned(R"({"type":"subscribe","channel":"trade/)" + m + "\"}");
@@ -258,11 +245,20 @@ RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
       c->send_owned(R"({"type":"subscribe","channel":"account_all/)" +
                     std::to_string(traders[i % traders.size()].account) + "\"}");
     }
-    subs.push_back(c);
+    conns.subs.push_back(c);
   }
-  for (auto& c : senders) c->start_reading();
-  for (auto& c : subs) c->start_reading();
+  for (auto& c : conns.senders) c->start_reading();
+  for (auto& c : conns.subs) c->start_reading();
+  return "";
+}
 
+// Sends each planned tx when it is due, then waits for the last replies (up to drain_s) and
+// closes the connections. Returns how many txs went out.
+size_t send_plan(asio::io_context& io, Shared& sh, Conns& conns) {
+  const RunConfig& cfg = sh.cfg;
+  const std::vector<Planned>& plan = sh.plan;
+  RunResult& res = *sh.out;
+  const unsigned nsend = std::max(1u, cfg.connections);
   // Let the subscriptions settle (their snapshots arrive) before the clock starts.
   asio::steady_timer settle(io);
   settle.expires_after(std::chrono::milliseconds(300));
@@ -276,7 +272,7 @@ RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
       const Planned& p = plan[next];
       sh.sent_ns[next] = realtime_ns();
       if (sh.sent_ns[next] - (sh.start_ns + p.at_ns) > 1'000'000) ++res.late_sends;
-      senders[p.trader % nsend]->send(&p.frame);
+      conns.senders[p.trader % nsend]->send(&p.frame);
       ++res.sent;
     }
     if (next < plan.size()) {
@@ -293,8 +289,8 @@ RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
   *finish_when_quiet = [&, drain_deadline] {
     if (*drain_deadline == 0) *drain_deadline = realtime_ns() + int64_t(cfg.drain_s * 1e9);
     if (sh.answered_count >= res.sent || realtime_ns() >= *drain_deadline) {
-      for (auto& c : senders) c->close();
-      for (auto& c : subs) c->close();
+      for (auto& c : conns.senders) c->close();
+      for (auto& c : conns.subs) c->close();
       io.stop();
       return;
     }
@@ -308,9 +304,14 @@ RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
     pump();
   });
   io.run();
+  return next;
+}
 
+// What the run measured, into res; `sent`: the txs that went out.
+void collect(Shared& sh, size_t sent, RunResult& res) {
+  const std::vector<Planned>& plan = sh.plan;
   for (size_t i = 0; i < plan.size(); ++i) {
-    if (i < next && !sh.answered[i]) ++res.unanswered;
+    if (i < sent && !sh.answered[i]) ++res.unanswered;
   }
   res.seconds = plan.empty() ? 0 : double(plan.back().at_ns) / 1e9;
   res.ack = sh.ack.snapshot();
@@ -322,6 +323,30 @@ RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
   }
   for (auto& h : sh.per_second) res.ack_per_second.push_back(h->snapshot());
   res.acks_per_second = sh.acks_per_second;
+}
+
+}  // namespace
+
+RunResult run_plan(const RunConfig& cfg, const std::vector<Planned>& plan,
+                   const std::vector<Trader>& traders) {
+  RunResult res;
+  asio::io_context io;
+  Shared sh(cfg, plan);
+  sh.out = &res;
+  sh.sent_ns.assign(plan.size(), 0);
+  sh.answered.assign(plan.size(), 0);
+  const size_t seconds = plan.empty() ? 0 : size_t(plan.back().at_ns / 1'000'000'000) + 1;
+  for (size_t s = 0; s < seconds; ++s)
+    sh.per_second.push_back(std::make_unique<tachyon::Histogram>());
+  sh.acks_per_second.assign(seconds, 0);
+
+  Conns conns;
+  if (std::string e = connect_all(io, sh, traders, conns); !e.empty()) {
+    res.error = e;
+    return res;
+  }
+  const size_t sent = send_plan(io, sh, conns);
+  collect(sh, sent, res);
   return res;
 }
 

@@ -201,14 +201,18 @@ std::string no_data(const PlotOptions& opt) {
   return out;
 }
 
-std::string render(const std::vector<Series>& series, const Axis& x, const Axis& y,
-                   const PlotOptions& opt) {
-  const bool any =
-      std::any_of(series.begin(), series.end(), [](const Series& s) { return !s.pts.empty(); });
-  if (!any) return no_data(opt);
-  const int w = clamp_w(opt.width), h = clamp_h(opt.height);
+// Where the plot area sits in the picture, and plotted units -> pixels.
+struct Layout {
+  const Axis& x;
+  const Axis& y;
+  double left, top;  // the plot area's corner
+  double pw, ph;     // and its size
+  double X(double v) const { return left + (v - x.lo) / (x.hi - x.lo) * pw; }
+  double Y(double v) const { return top + ph - (v - y.lo) / (y.hi - y.lo) * ph; }
+};
 
-  // Margins sized to what goes in them: the widest y label, and the optional axis titles.
+// Margins sized to what goes in them: the widest y label, and the optional axis titles.
+Layout layout(const Axis& x, const Axis& y, const PlotOptions& opt, int w, int h) {
   double ylabel_px = 0;
   for (const Tick& t : y.major) ylabel_px = std::max(ylabel_px, text_px(t.label));
   const double left = (opt.y_label.empty() ? 10 : 30) + ylabel_px + 12;
@@ -216,136 +220,153 @@ std::string render(const std::vector<Series>& series, const Axis& x, const Axis&
   const double top = opt.title.empty() ? 16 : 40;
   const double bottom = opt.x_label.empty() ? 32 : 52;
   const double pw = std::max(20.0, w - left - right), ph = std::max(20.0, h - top - bottom);
-  auto X = [&](double v) { return left + (v - x.lo) / (x.hi - x.lo) * pw; };
-  auto Y = [&](double v) { return top + ph - (v - y.lo) / (y.hi - y.lo) * ph; };
+  return Layout{x, y, left, top, pw, ph};
+}
 
-  std::string out;
-  out.reserve(8192);
-  open_svg(out, w, h);
-  title(out, opt, w);
+std::vector<double> major_at(const Axis& a) {
+  std::vector<double> at;
+  for (const Tick& t : a.major) at.push_back(t.at);
+  return at;
+}
 
-  // Grid: minor lines fainter than major ones. One path each keeps the file small.
-  auto grid = [&](const std::vector<double>& xs, const std::vector<double>& ys,
-                  std::string_view colour) {
-    if (xs.empty() && ys.empty()) return;
-    out += "<path fill=\"none\" stroke=\"";
-    out += colour;
-    out += "\" stroke-width=\"1\" d=\"";
-    for (double v : xs) {
-      out += 'M';
-      px(out, X(v));
-      out += ' ';
-      px(out, top);
-      out += 'V';
-      px(out, top + ph);
-    }
-    for (double v : ys) {
-      out += 'M';
-      px(out, left);
-      out += ' ';
-      px(out, Y(v));
-      out += 'H';
-      px(out, left + pw);
-    }
-    out += "\"/>\n";
-  };
-  grid(x.minor, y.minor, "#f0f0f0");
-  std::vector<double> xs, ys;
-  for (const Tick& t : x.major) xs.push_back(t.at);
-  for (const Tick& t : y.major) ys.push_back(t.at);
-  grid(xs, ys, "#d8d8d8");
+// Grid lines across the plot area at xs and ys; one path keeps the file small.
+void grid(std::string& out, const Layout& l, const std::vector<double>& xs,
+          const std::vector<double>& ys, std::string_view colour) {
+  if (xs.empty() && ys.empty()) return;
+  out += "<path fill=\"none\" stroke=\"";
+  out += colour;
+  out += "\" stroke-width=\"1\" d=\"";
+  for (double v : xs) {
+    out += 'M';
+    px(out, l.X(v));
+    out += ' ';
+    px(out, l.top);
+    out += 'V';
+    px(out, l.top + l.ph);
+  }
+  for (double v : ys) {
+    out += 'M';
+    px(out, l.left);
+    out += ' ';
+    px(out, l.Y(v));
+    out += 'H';
+    px(out, l.left + l.pw);
+  }
+  out += "\"/>\n";
+}
 
-  // Frame, tick marks and labels.
+// The frame and the major ticks' marks.
+void frame(std::string& out, const Layout& l, const std::vector<double>& xs,
+           const std::vector<double>& ys) {
   out += "<rect fill=\"none\" stroke=\"#444444\" x=\"";
-  px(out, left);
+  px(out, l.left);
   out += "\" y=\"";
-  px(out, top);
+  px(out, l.top);
   out += "\" width=\"";
-  px(out, pw);
+  px(out, l.pw);
   out += "\" height=\"";
-  px(out, ph);
+  px(out, l.ph);
   out += "\"/>\n<path fill=\"none\" stroke=\"#444444\" d=\"";
   for (double v : xs) {
     out += 'M';
-    px(out, X(v));
+    px(out, l.X(v));
     out += ' ';
-    px(out, top + ph);
+    px(out, l.top + l.ph);
     out += "v5";
   }
   for (double v : ys) {
     out += 'M';
-    px(out, left);
+    px(out, l.left);
     out += ' ';
-    px(out, Y(v));
+    px(out, l.Y(v));
     out += "h-5";
   }
   out += "\"/>\n";
-  for (const Tick& t : x.major) {
+}
+
+// The major ticks' labels and the axis titles.
+void labels(std::string& out, const Layout& l, const PlotOptions& opt) {
+  for (const Tick& t : l.x.major) {
     out += "<text class=\"xtick\" text-anchor=\"middle\" x=\"";
-    px(out, X(t.at));
+    px(out, l.X(t.at));
     out += "\" y=\"";
-    px(out, top + ph + 18);
+    px(out, l.top + l.ph + 18);
     out += "\">" + escape(t.label) + "</text>\n";
   }
-  for (const Tick& t : y.major) {
+  for (const Tick& t : l.y.major) {
     out += "<text class=\"ytick\" text-anchor=\"end\" dy=\"0.35em\" x=\"";
-    px(out, left - 8);
+    px(out, l.left - 8);
     out += "\" y=\"";
-    px(out, Y(t.at));
+    px(out, l.Y(t.at));
     out += "\">" + escape(t.label) + "</text>\n";
   }
   if (!opt.x_label.empty()) {
     out += "<text text-anchor=\"middle\" x=\"";
-    px(out, left + pw / 2);
+    px(out, l.left + l.pw / 2);
     out += "\" y=\"";
-    px(out, top + ph + 40);
+    px(out, l.top + l.ph + 40);
     out += "\">" + escape(opt.x_label) + "</text>\n";
   }
   if (!opt.y_label.empty()) {
     std::string at;
     px(at, 16);
     at += ' ';
-    px(at, top + ph / 2);
+    px(at, l.top + l.ph / 2);
     out += "<text text-anchor=\"middle\" transform=\"translate(" + at + ") rotate(-90)\">" +
            escape(opt.y_label) + "</text>\n";
   }
+}
 
-  // The data. A one-point line is drawn as a dot: the point twice, with round caps.
+// Grid (minor lines fainter than major ones), frame, tick marks and labels.
+void axes(std::string& out, const Layout& l, const PlotOptions& opt) {
+  grid(out, l, l.x.minor, l.y.minor, "#f0f0f0");
+  const std::vector<double> xs = major_at(l.x), ys = major_at(l.y);
+  grid(out, l, xs, ys, "#d8d8d8");
+  frame(out, l, xs, ys);
+  labels(out, l, opt);
+}
+
+// The colour of line i, and its dash pattern once the colours repeat.
+std::string stroke(size_t i) {
+  std::string s = "stroke=\"";
+  s += kPalette[i % kColours];
+  s += '"';
+  const std::string_view dash = kDashes[(i / kColours) % std::size(kDashes)];
+  if (!dash.empty()) {
+    s += " stroke-dasharray=\"";
+    s += dash;
+    s += '"';
+  }
+  return s;
+}
+
+// The data. A one-point line is drawn as a dot: the point twice, with round caps.
+void data(std::string& out, const Layout& l, const std::vector<Series>& series) {
   out +=
       "<g fill=\"none\" stroke-width=\"1.5\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n";
-  auto stroke = [](size_t i) {
-    std::string s = "stroke=\"";
-    s += kPalette[i % kColours];
-    s += '"';
-    const std::string_view dash = kDashes[(i / kColours) % std::size(kDashes)];
-    if (!dash.empty()) {
-      s += " stroke-dasharray=\"";
-      s += dash;
-      s += '"';
-    }
-    return s;
-  };
   for (const Series& s : series) {
     if (s.pts.empty()) continue;
     out += "<polyline " + stroke(s.index) + " points=\"";
     for (size_t i = 0; i < s.pts.size(); ++i) {
       if (i > 0) out += ' ';
-      px(out, X(s.pts[i].first));
+      px(out, l.X(s.pts[i].first));
       out += ',';
-      px(out, Y(s.pts[i].second));
+      px(out, l.Y(s.pts[i].second));
     }
     if (s.pts.size() == 1) {
       out += ' ';
-      px(out, X(s.pts[0].first));
+      px(out, l.X(s.pts[0].first));
       out += ',';
-      px(out, Y(s.pts[0].second));
+      px(out, l.Y(s.pts[0].second));
     }
     out += "\"><title>" + escape(s.name) + "</title></polyline>\n";
   }
   out += "</g>\n";
+}
 
-  // Legend, top left inside the plot: on a percentile plot that corner is always empty (latency
-  // rises to the right); on a time plot the translucent box keeps the lines beneath visible.
+// Legend, top left inside the plot: on a percentile plot that corner is always empty (latency
+// rises to the right); on a time plot the translucent box keeps the lines beneath visible.
+void legend(std::string& out, const Layout& l, const std::vector<Series>& series) {
   std::vector<std::string> texts;
   double text_w = 0;
   for (const Series& s : series) {
@@ -354,7 +375,7 @@ std::string render(const std::vector<Series>& series, const Axis& x, const Axis&
     text_w = std::max(text_w, text_px(t));
     texts.push_back(std::move(t));
   }
-  const double lx = left + 10, ly = top + 10;
+  const double lx = l.left + 10, ly = l.top + 10;
   out += "<rect fill=\"white\" fill-opacity=\"0.85\" stroke=\"#cccccc\" x=\"";
   px(out, lx);
   out += "\" y=\"";
@@ -381,6 +402,22 @@ std::string render(const std::vector<Series>& series, const Axis& x, const Axis&
     if (series[i].pts.empty()) out += " fill=\"#888888\"";
     out += '>' + escape(texts[i]) + "</text>\n";
   }
+}
+
+std::string render(const std::vector<Series>& series, const Axis& x, const Axis& y,
+                   const PlotOptions& opt) {
+  const bool any =
+      std::any_of(series.begin(), series.end(), [](const Series& s) { return !s.pts.empty(); });
+  if (!any) return no_data(opt);
+  const int w = clamp_w(opt.width), h = clamp_h(opt.height);
+  const Layout l = layout(x, y, opt, w, h);
+  std::string out;
+  out.reserve(8192);
+  open_svg(out, w, h);
+  title(out, opt, w);
+  axes(out, l, opt);
+  data(out, l, series);
+  legend(out, l, series);
   out += "</svg>\n";
   return out;
 }

@@ -417,9 +417,12 @@ Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, si
 // ---- recovery ----
 
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
-               RecoveryReport& report, const ReplayedFn& replayed, uint64_t until_seq,
-               UpdateSink* updates, bool repair, bool defer_hash_check,
-               std::shared_ptr<const SavedAccounts>* saved_accounts) {
+               RecoveryReport& report, const RecoverOptions& opt) {
+  const ReplayedFn& replayed = opt.replayed;
+  const uint64_t until_seq = opt.until_seq;
+  UpdateSink* const updates = opt.updates;
+  const bool repair = opt.repair, defer_hash_check = opt.defer_hash_check;
+  std::shared_ptr<const SavedAccounts>* const saved_accounts = opt.saved_accounts;
   const int64_t t0 = now_ns();
   report = RecoveryReport{};
   if (saved_accounts != nullptr) saved_accounts->reset();

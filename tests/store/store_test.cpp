@@ -295,13 +295,14 @@ TEST(Snapshot, a_state_hash_that_differs_after_loading_is_caught_deferred_or_not
       << rep.skipped_snapshots[0];
   EXPECT_EQ(e->state_hash(), hash);
   // deferred, with journal txs after the snapshot: checked before the first one, and refused
-  const Status s = store::recover(dir.path(), EngineConfig{}, e, rep, {}, UINT64_MAX, nullptr, true,
-                                  /*defer_hash_check=*/true);
+  const Status s = store::recover(dir.path(), EngineConfig{}, e, rep,
+                                  store::RecoverOptions{.defer_hash_check = true});
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("state hash differs after loading"), std::string::npos) << s.message();
   // deferred, nothing to replay (the state at the snapshot): left to the caller
-  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep, {}, 2000, nullptr, false,
-                             /*defer_hash_check=*/true)
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep,
+                             store::RecoverOptions{
+                                 .until_seq = 2000, .repair = false, .defer_hash_check = true})
                   .ok());
   EXPECT_TRUE(rep.from_snapshot);
   EXPECT_TRUE(rep.hash_check_pending);

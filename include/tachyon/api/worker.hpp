@@ -24,6 +24,7 @@
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/tx_info.hpp"
 #include "tachyon/codec/tx_hash.hpp"
+#include "tachyon/core/thread_owner.hpp"
 #include "tachyon/pipe/front.hpp"
 
 namespace tachyon::api {
@@ -166,10 +167,14 @@ class WsConn {
   std::optional<SignedTx> on_disconnect;
 };
 
+// Owner: its api worker thread (every public method asserts it in checking builds); built on
+// the thread that starts the server, which owns it again once the worker thread is joined.
 class WorkerLogic {
  public:
   WorkerLogic(ApiShared& shared, pipe::Front& pipe, uint32_t index);
   ~WorkerLogic();
+  // The owning thread is gone (joined): the next caller owns it.
+  void release_owner() { owner_.release(); }
 
   // REST (public or admin). `done` may be called later (sendTx waits for the sequencer).
   void handle_http(const HttpRequest& req, ReplyFn done);
@@ -311,6 +316,7 @@ class WorkerLogic {
   std::vector<BookCache> books_;
   // channel key -> subscribers (channel key = the subscribed name, e.g. "trade/0")
   absl::flat_hash_map<std::string, std::vector<Sub>> subs_;
+  ThreadOwner owner_{"api worker"};
   absl::flat_hash_map<uint64_t, std::weak_ptr<WsConn>> conns_;
   int64_t last_stats_push_ns_ = 0;
   int64_t last_ping_ns_ = 0;

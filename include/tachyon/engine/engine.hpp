@@ -238,7 +238,8 @@ class Engine {
   static Lots fill_position(const Market& m, Position& p, Usdc& collateral, bool is_buy, Lots q,
                             Ticks price);
   void rest(Ctx& c, Market& m, Account& a, uint32_t slot);
-  void unrest(Market& m, Account& a, uint32_t slot);
+  // The resting order in `slot` leaves its book and its account's order list (emits nothing).
+  void unlink_resting(Market& m, Account& a, uint32_t slot);
   void remove_order(Ctx& c, uint32_t slot, RemoveReason why);  // resting order leaves the book
   void finish_taker(Ctx& c, uint32_t slot, RemoveReason why);  // taker that did not rest
   void reduce_resting(Ctx& c, Market& m, uint32_t slot, Lots by, RemoveReason if_empty);

@@ -96,20 +96,29 @@ struct RecoveryReport {
   std::vector<std::string> skipped_snapshots;  // invalid ones, with the reason
 };
 
-// Newest valid snapshot + journal replay. `out` is a new engine built with `cfg`. `replayed`
-// (optional) sees every journal tx executed after the snapshot, with the engine's verdict.
 using ReplayedFn = std::function<void(const Tx&, const TxResult&)>;
-// `until_seq` stops there: the state at that seq, from the newest snapshot at or below it.
-// `updates` (optional) receives the state updates of the replayed txs. `repair` false: a torn
-// journal tail is not truncated (the journal may be live: the committer's replica reads it while
-// the server appends). `defer_hash_check`: the newest snapshot's state hash is checked only
-// before the first journal tx is replayed, and left to the caller when none is
-// (hash_check_pending); a snapshot that fails that check then stops the recovery instead of
-// being skipped.
+
+// What a recovery may do besides rebuilding the engine.
+struct RecoverOptions {
+  // Sees every journal tx executed after the snapshot, with the engine's verdict.
+  ReplayedFn replayed{};
+  // Stops there: the state at that seq, from the newest snapshot at or below it.
+  uint64_t until_seq = UINT64_MAX;
+  // Receives the state updates of the replayed txs.
+  UpdateSink* updates = nullptr;
+  // false: a torn journal tail is not truncated (the journal may be live: the committer's
+  // replica reads it while the server appends).
+  bool repair = true;
+  // The newest snapshot's state hash is checked only before the first journal tx is replayed,
+  // and left to the caller when none is (hash_check_pending); a snapshot that fails that check
+  // then stops the recovery instead of being skipped.
+  bool defer_hash_check = false;
+  // Receives the accounts of the snapshot loaded (the read side's account base).
+  std::shared_ptr<const SavedAccounts>* saved_accounts = nullptr;
+};
+
+// Newest valid snapshot + journal replay. `out` is a new engine built with `cfg`.
 Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<Engine>& out,
-               RecoveryReport& report, const ReplayedFn& replayed = {},
-               uint64_t until_seq = UINT64_MAX, UpdateSink* updates = nullptr, bool repair = true,
-               bool defer_hash_check = false,
-               std::shared_ptr<const SavedAccounts>* saved_accounts = nullptr);
+               RecoveryReport& report, const RecoverOptions& opt = {});
 
 }  // namespace tachyon::store
