@@ -29,10 +29,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: done"
 fi
 
-# The ccxt client for the acceptance test, pinned by tests/api/ccxt/package-lock.json.
+# The ccxt client for the acceptance test, pinned by tests/api/ccxt/package-lock.json, installed
+# under build/ccxt (third-party code stays out of the source tree; the test runs the acceptance
+# script from there).
 root="$(cd "$(dirname "$0")/.." && pwd)"
-if [ ! -f "$root/tests/api/ccxt/node_modules/ccxt/package.json" ]; then
+deps="$root/build/ccxt"
+mkdir -p "$deps"
+if ! cmp -s "$root/tests/api/ccxt/package-lock.json" "$deps/package-lock.json" ||
+   [ ! -f "$deps/node_modules/ccxt/package.json" ]; then
   echo "setup: npm ci (ccxt for the acceptance test)"
-  (cd "$root/tests/api/ccxt" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+  cp "$root/tests/api/ccxt/package.json" "$root/tests/api/ccxt/package-lock.json" "$deps/"
+  (cd "$deps" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
     echo "setup: npm ci failed (no npm registry?): the server runs, the ccxt acceptance test will fail" >&2
 fi

@@ -160,6 +160,8 @@ void Pipeline::sequencer_loop() {
     if (task_pending_.load(std::memory_order_acquire)) run_task();
     maybe_seal_block(work > 0, idle_rounds);
     if (work == 0 && stop_.load(std::memory_order_acquire) && !ingress_pending()) break;
+    // seq_cst loads: the re-check after the Idler announced its sleep must not move before the
+    // announcement (Doorbell: a ring in between is then never missed).
     idler.idle(work, [&] { return ingress_pending() || stop_.load() || task_pending_.load(); });
   }
   if (txs_in_block_ > 0) output_.seal(block_++, realtime_ns());
@@ -285,6 +287,8 @@ void Pipeline::apply_loop() {
     model_.collect();
     const size_t routed = probe.route([this] { return release_results(); });
     if ((whole || routed > 0) && notify_) notify_();
+    // Acquire: pairs with the sequencer's release after its last push, so an empty ring then
+    // means everything was applied.
     if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
         apply_ring_->size_approx() == 0) {
       if (finish(batch > 0)) break;

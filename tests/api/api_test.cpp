@@ -384,9 +384,13 @@ TEST(Api, pipelined_nonces_pass_without_waiting_for_replies) {
 }
 
 TEST(Api, ccxt_reads_the_same_values_as_the_server_state) {
-  const std::string dir = std::string(TACHYON_SOURCE_DIR) + "/tests/api/ccxt";
+  // ccxt is installed under build/ccxt (scripts/setup.sh); the script runs beside it.
+  const std::string dir = std::string(TACHYON_SOURCE_DIR) + "/build/ccxt";
   ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/ccxt/package.json"))
-      << "ccxt is not installed: run scripts/setup.sh (npm ci in tests/api/ccxt)";
+      << "ccxt is not installed: run scripts/setup.sh (npm ci in build/ccxt)";
+  std::filesystem::copy_file(std::string(TACHYON_SOURCE_DIR) + "/tests/api/ccxt/acceptance.mjs",
+                             dir + "/acceptance.mjs",
+                             std::filesystem::copy_options::overwrite_existing);
   Server s;
   ASSERT_TRUE(s.ready()) << s.log();
   Scene sc;
