@@ -1,8 +1,10 @@
 // The hot path end to end: one api-worker thread submits limit orders (and cancels of its own
 // orders) at a constant offered rate into its ingress ring and polls its result ring; latency =
 // result received − scheduled submit time (no coordinated omission), per durability mode and
-// wait strategy. The worker sleeps on its result doorbell between submits, as an api worker
-// blocked in epoll would, so the machine's two vCPUs are shared like in the server.
+// wait strategy, and the freshness readers get: from a tx's execution to the publication of the
+// views that show it (which waits for the tx to be durable). The worker sleeps on its result
+// doorbell between submits, as an api worker blocked in epoll would, so the machine's two vCPUs
+// are shared like in the server.
 // Usage: bench_pipeline [ops per row] [rate] [steady]   (defaults 200000, 50000/s; "steady": only
 // the steady-state row)
 #include <x86intrin.h>
@@ -31,6 +33,8 @@ struct Row {
   double allocs_per_tx;  // whole process, after the first quarter (warm-up)
   // apply thread: time per batch (drain + read side + snapshot publication), µs, and its size
   double batch_p50, batch_p99, batch_p9999, batch_max, updates_per_batch;
+  // freshness: a tx executed -> the views that show it published, µs
+  double fresh_p50, fresh_p99;
 };
 
 // pinned: the sequencer on CPU 0 and the apply thread on CPU 1 (the submitting thread unpinned).
@@ -60,8 +64,9 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
   pipe::Doorbell results_bell;  // rung by the apply thread after it routed results (set_notify)
   pl.set_notify([&results_bell] { results_bell.ring(); });
   pl.start();
-  std::vector<int64_t> lat;
+  std::vector<int64_t> lat, fresh;
   lat.reserve(n);
+  fresh.reserve(n);
   std::vector<int64_t> nonce(10, 0);
   const int64_t gap = static_cast<int64_t>(1e9 / rate);
   const int64_t t0 = realtime_ns() + 1'000'000;
@@ -86,7 +91,10 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
       }
     }
     const size_t n_got = pl.poll_results(
-        0, [&](const pipe::Result& r) { lat.push_back(realtime_ns() - r.t_recv_ns); });
+        0, [&](const pipe::Result& r) {
+          lat.push_back(realtime_ns() - r.t_recv_ns);
+          fresh.push_back(r.t_applied_ns - r.t_exec_ns);
+        });
     got += n_got;
     if (got_at_warm == 0 && got >= n / 4) {
       got_at_warm = got;
@@ -106,6 +114,10 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
   pl.stop();
   journal->close();
   std::sort(lat.begin(), lat.end());
+  std::sort(fresh.begin(), fresh.end());
+  auto fr = [&](double q) {
+    return fresh[std::min(fresh.size() - 1, static_cast<size_t>(q * fresh.size()))] / 1e3;
+  };
   auto at = [&](double q) {
     return lat[std::min(lat.size() - 1, static_cast<size_t>(q * lat.size()))] / 1e3;
   };
@@ -130,7 +142,9 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
           bat(0.99),
           bat(0.9999),
           bt.empty() ? 0.0 : bt.back() / 1e3,
-          bt.empty() ? 0.0 : static_cast<double>(updates) / static_cast<double>(bt.size())};
+          bt.empty() ? 0.0 : static_cast<double>(updates) / static_cast<double>(bt.size()),
+          fr(0.5),
+          fr(0.99)};
 }
 
 std::string fmt2(double v) {
@@ -166,7 +180,7 @@ int main(int argc, char** argv) {
                         {pipe::WaitStrategy::kPark, "park", false},
                         {pipe::WaitStrategy::kSpinThenPark, "spin_then_park", true},
                         {pipe::WaitStrategy::kSpin, "spin", true}};
-  std::vector<std::string> batches;
+  std::vector<std::string> batches, fresh;
   for (auto [d, dn] : modes) {
     if (steady_only) break;
     Row base{};  // the durability's first row (spin_then_park, unpinned): the others against it
@@ -191,6 +205,8 @@ int main(int argc, char** argv) {
                         fmt2(r.updates_per_batch) + " | " + fmt2(r.batch_p50) + " | " +
                         fmt2(r.batch_p99) + " | " + fmt2(r.batch_p9999) + " | " +
                         fmt2(r.batch_max) + " |");
+      fresh.push_back(std::string("| ") + dn + " | " + wn + " | " + pn + " | " +
+                      fmt2(r.fresh_p50) + " | " + fmt2(r.fresh_p99) + " |");
     }
   }
   {
@@ -209,5 +225,10 @@ int main(int argc, char** argv) {
       "|\n"
       "|---|---|---|---|---|---|---|---|\n");
   for (const auto& line : batches) std::printf("%s\n", line.c_str());
+  // Readers see a tx once its views are published, which waits for the tx to be durable.
+  std::printf(
+      "\n## freshness: a tx executed -> the views that show it published, µs\n\n"
+      "| durability | wait strategy | hot threads | p50 | p99 |\n|---|---|---|---|---|\n");
+  for (const auto& line : fresh) std::printf("%s\n", line.c_str());
   return 0;
 }

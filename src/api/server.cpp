@@ -107,6 +107,15 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
                                std::string(reason.substr(0, 120)));
     ws_.async_close(cr, [self = shared_from_this()](beast::error_code) { self->closed(); });
   }
+  void cut_conn(std::string_view) override {
+    if (closing_) return;
+    closing_ = true;
+    clear_queue();  // all but a frame being written (its buffer is in use until it fails)
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    // The logic may be iterating its subscribers: it hears of the close after this call.
+    asio::post(ws_.get_executor(), [self = shared_from_this()] { self->closed(); });
+  }
   size_t queued_bytes() const override { return queued_; }
   void clear_queue() override {
     while (queue_.size() > (writing_ ? 1u : 0u)) {
@@ -264,13 +273,31 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     res_.body() = std::move(r.body);
     res_.prepare_payload();
     http::async_write(stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      if (ec || !self->keep_alive_) {
-        beast::error_code ignored;
-        self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-        return;
-      }
+      if (ec) return;
+      if (!self->keep_alive_) return self->linger();
       self->do_read();
     });
+  }
+
+  // The connection's last reply is out: the send side shut, then whatever the client still sends
+  // (the rest of a body over the limit) read and dropped until it closes, for at most
+  // kLingerSeconds and kLingerBytes. Closing with unread bytes would reset the connection, and
+  // the reset can destroy the reply before the client reads it.
+  static constexpr int kLingerSeconds = 2;
+  static constexpr size_t kLingerBytes = 64u << 20;
+  void linger() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(kLingerSeconds));  // one deadline for every read
+    drain_.resize(64 * 1024);
+    drain_more();
+  }
+  void drain_more() {
+    stream_.async_read_some(asio::buffer(drain_),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (!ec && self->drained_ < kLingerBytes) self->drain_more();
+                            });
   }
 
   beast::tcp_stream stream_;
@@ -284,6 +311,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool keep_alive_ = true;
   bool counted_ = false;
   unsigned version_ = 11;
+  std::vector<char> drain_;  // linger(): what the client sent after the last reply
+  size_t drained_ = 0;
   std::string ip_;
 };
 

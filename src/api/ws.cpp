@@ -128,10 +128,12 @@ uint32_t book_checksum(const std::vector<pipe::PriceLevel>& bids,
 }  // namespace
 
 void WorkerLogic::push(WsConn& c, std::string frame) {
+  if (c.cut) return;
   if (c.queued_bytes() + frame.size() > cfg_.ws_queue_bytes) {
-    if (c.resynced) {
+    if (c.resynced) {  // counted once: the connection takes no more frames
+      c.cut = true;
       shared_.metrics.slow_closes().add();
-      c.close_conn("slow consumer: send queue overflowed twice");
+      c.cut_conn("slow consumer: send queue overflowed twice");
       return;
     }
     // First overflow: drop what is queued and send fresh snapshots of its books instead.

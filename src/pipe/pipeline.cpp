@@ -22,17 +22,15 @@ class Pipeline::RingSink final : public UpdateSink {
       exec_done_ns = realtime_ns();
       exec_ns = static_cast<uint32_t>(std::clamp<int64_t>(exec_done_ns - u.time_ns, 0, UINT32_MAX));
     }
-    ApplyItem it{u, worker, exec_ns, cookie, t_recv_ns};
+    ApplyItem it{u, seq, worker, exec_ns, cookie, t_recv_ns};
     it.u.origin_worker = static_cast<uint8_t>(worker);
     it.u.origin_cookie = static_cast<uint32_t>(cookie);
     while (!p_.apply_ring_->try_push(it)) {
       p_.apply_bell_.ring();
       _mm_pause();
     }
-    // A parked apply thread holding part of this tx publishes once it is whole: wake it now, not
-    // at the end of the sequencer's round (one load when it is not asleep).
-    if (last) p_.apply_bell_.ring();
   }
+  uint64_t seq = 0;
   uint32_t worker = 0;
   uint64_t cookie = 0;
   int64_t t_recv_ns = 0;
@@ -180,9 +178,13 @@ void Pipeline::sequence(uint32_t w, const Ingress& in, RingSink& sink, Sequencer
   sink.cookie = in.cookie;
   sink.t_recv_ns = in.t_recv_ns;
   sink.tx_time_ns = tx.h.time_ns;
+  sink.seq = tx.h.seq;
   probe.tx_begin();
   engine_->execute(tx, sink);
   output_.write(tx, probe);
+  // The apply thread takes a tx once it is durable: now, without a journal or with durability
+  // "none" (one load when it is not asleep); else the journal's commit wakes it.
+  if (output_.covers(tx.h.seq)) apply_bell_.ring();
   probe.tx_end(tx, in.t_recv_ns, sink.exec_done_ns);
   if (txs_in_block_++ == 0) block_start_ns_ = tx.h.time_ns;
   if (txs_in_block_ >= cfg_.block_max_txs) {
@@ -232,6 +234,75 @@ size_t Pipeline::release_results() {
   return n;
 }
 
+// A batch is published only once its last tx is whole (its kTxResult, the last update the
+// engine emits for it, applied) and durable (docs/ARCHITECTURE.md "Durability and visibility"):
+// the sequencer pushes a tx's updates one at a time, and a publish in between would show readers
+// a state that never was (a sweep half done, a modified order gone); a publish before the journal
+// holds the tx would show what a crash may erase. A batch ends at the first tx boundary past
+// apply_batch_updates (by default 4096, the most one round drains) updates.
+void Pipeline::apply_loop() {
+  const tachyon::ArenaScope arena(read_arena_);
+  const WaitStrategy wait = cfg_.apply_wait.value_or(cfg_.wait);
+  place_hot_thread("apply", cfg_.apply_core, wait == WaitStrategy::kSpin);
+  Idler idler(wait, apply_bell_);
+  ApplyProbe probe(cfg_.metrics, &batch_samples_, cfg_.batch_samples);
+  const uint32_t warm_every = wait == WaitStrategy::kSpin ? cfg_.keep_warm_rounds : 0;
+  uint32_t idle_rounds = 0;
+  for (;;) {
+    probe.round_begin(batch_ > 0, apply_ring_->size_approx() > 0);
+    const size_t n = drain_durable(probe);
+    const bool whole = batch_publishable();
+    const bool idle_publish = batch_ == 0 && n == 0 && model_.idle_publish_due();
+    const int64_t now = whole || idle_publish ? realtime_ns() : 0;
+    probe.drained(n, whole, now);
+    if (whole) {
+      publish_batch(now, probe);
+    } else if (idle_publish) {
+      model_.publish_idle(now);
+    }
+    model_.collect();
+    const size_t routed = probe.route([this] { return release_results(); });
+    if ((whole || routed > 0) && notify_) notify_();
+    // Acquire: pairs with the sequencer's release after its last push, so an empty ring then
+    // means everything was applied.
+    if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
+        apply_ring_->size_approx() == 0) {
+      if (finish()) break;
+      continue;
+    }
+    if (n + routed > 0) {
+      idle_rounds = 0;
+    } else if (warm_every > 0 && !mid_tx_ && ++idle_rounds % warm_every == 0) {
+      // Stops as soon as the next updates are in the ring: warming must not delay them.
+      model_.keep_warm([this] { return apply_ring_->size_approx() > 0; });
+    }
+    idler.idle(n + routed, [this] { return apply_work_waiting(); });
+  }
+}
+
+// Takes the ring's updates up to the durable frontier: a tx once it is durable, a tx begun to its
+// end, and a tx not yet durable when the ring is more than half full (one whose updates could
+// fill the ring before its journal append, which follows its execution, would otherwise never
+// be taken). What is taken is published only once durable (batch_publishable).
+size_t Pipeline::drain_durable(ApplyProbe& probe) {
+  const uint64_t durable = output_.durable_seq();
+  const size_t cap = cfg_.apply_batch_updates > 0 ? cfg_.apply_batch_updates : 4096;
+  auto admit = [&](const ApplyItem& it) {
+    return mid_tx_ || it.seq <= durable || apply_ring_->size_approx() * 2 > cfg_.apply_capacity;
+  };
+  auto take = [&](const ApplyItem& it) {
+    apply(it);
+    ++batch_;
+    mid_tx_ = it.u.type != UpdateType::kTxResult;
+    return mid_tx_ || batch_ < cap;
+  };
+  if (!probe.detail()) return apply_ring_->drain_while(admit, take, 4096);
+  return apply_ring_->drain_while(
+      admit,
+      [&](const ApplyItem& it) { return probe.timed_update(it.u.type, [&] { return take(it); }); },
+      4096);
+}
+
 void Pipeline::apply(const ApplyItem& it) {
   const StateUpdate& u = it.u;
   model_.apply(u);
@@ -243,71 +314,15 @@ void Pipeline::apply(const ApplyItem& it) {
   last_result_seq_ = t.seq;  // applied_seq moves once the batch is published
 }
 
-// A batch is published only once its last tx is whole (its kTxResult, the last update the
-// engine emits for it, applied): the sequencer pushes a tx's updates one at a time, and a
-// publish in between would show readers a state that never was (a sweep half done, a modified
-// order gone). A batch ends at the first tx boundary past apply_batch_updates (by default 4096,
-// the most one round drains) updates.
-void Pipeline::apply_loop() {
-  const tachyon::ArenaScope arena(read_arena_);
-  const WaitStrategy wait = cfg_.apply_wait.value_or(cfg_.wait);
-  place_hot_thread("apply", cfg_.apply_core, wait == WaitStrategy::kSpin);
-  Idler idler(wait, apply_bell_);
-  ApplyProbe probe(cfg_.metrics, &batch_samples_, cfg_.batch_samples);
-  const uint32_t warm_every = wait == WaitStrategy::kSpin ? cfg_.keep_warm_rounds : 0;
-  const size_t batch_cap = cfg_.apply_batch_updates > 0 ? cfg_.apply_batch_updates : 4096;
-  uint32_t idle_rounds = 0;
-  size_t batch = 0;     // updates in the batch in progress (over as many rounds as its last tx)
-  bool mid_tx = false;  // the last update applied was not a tx's last
-  auto take = [&](const ApplyItem& it) {
-    apply(it);
-    ++batch;
-    mid_tx = it.u.type != UpdateType::kTxResult;
-    return mid_tx || batch < batch_cap;
-  };
-  for (;;) {
-    probe.round_begin(batch > 0, apply_ring_->size_approx() > 0);
-    const size_t n = probe.detail() ? apply_ring_->drain_until(
-                                          [&](const ApplyItem& it) {
-                                            return probe.timed_update(it.u.type,
-                                                                      [&] { return take(it); });
-                                          },
-                                          4096)
-                                    : apply_ring_->drain_until(take, 4096);
-    const bool whole = batch > 0 && !mid_tx;  // a batch to publish
-    const bool idle_publish = batch == 0 && n == 0 && model_.idle_publish_due();
-    const int64_t now = whole || idle_publish ? realtime_ns() : 0;
-    probe.drained(n, whole, now);
-    if (whole) {
-      publish_batch(batch, now, probe);
-      batch = 0;
-    } else if (idle_publish) {
-      model_.publish_idle(now);
-    }
-    model_.collect();
-    const size_t routed = probe.route([this] { return release_results(); });
-    if ((whole || routed > 0) && notify_) notify_();
-    // Acquire: pairs with the sequencer's release after its last push, so an empty ring then
-    // means everything was applied.
-    if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
-        apply_ring_->size_approx() == 0) {
-      if (finish(batch > 0)) break;
-      continue;
-    }
-    if (n + routed > 0) {
-      idle_rounds = 0;
-    } else if (warm_every > 0 && !mid_tx && ++idle_rounds % warm_every == 0) {
-      // Stops as soon as the next updates are in the ring: warming must not delay them.
-      model_.keep_warm([this] { return apply_ring_->size_approx() > 0; });
-    }
-    idler.idle(n + routed, [&] { return apply_work_waiting(mid_tx); });
-  }
+// Whole txs applied, the last of them durable.
+bool Pipeline::batch_publishable() const {
+  return batch_ > 0 && !mid_tx_ && output_.covers(last_result_seq_);
 }
 
-// A whole batch of `n` updates, read at `now`: the read model published, applied_seq moved with
-// the views, and this batch's held results stamped (they follow the published ones still waiting
-// for durability).
-void Pipeline::publish_batch(size_t n, int64_t now, ApplyProbe& probe) {
+// The batch applied so far, read at `now`: the read model published, applied_seq moved with the
+// views, and this batch's held results stamped (they follow the published ones still waiting
+// for the worker's ring).
+void Pipeline::publish_batch(int64_t now, ApplyProbe& probe) {
   TACHYON_OWNER_ONLY(apply_owner_);
   const size_t held_before = releasable_;
   int64_t t_books = 0;
@@ -321,25 +336,32 @@ void Pipeline::publish_batch(size_t n, int64_t now, ApplyProbe& probe) {
     r.t_applied_ns = t1;
     probe.result_applied(r.t_exec_ns, t1);
   }
-  probe.batch_end(n, now, t_books, t1);
+  probe.batch_end(batch_, now, t_books, t1);
+  batch_ = 0;
 }
 
 // The sequencer is done and everything it sent is applied: true once the last results are
-// routed (the last state published, order lists included); until then, waits for durability.
-bool Pipeline::finish(bool batch_open) {
-  TACHYON_ASSERT(!batch_open, "the sequencer ends every tx with its result");
-  if (held_.empty()) {
+// routed (the last state published, order lists included), or the journal failed (nothing more
+// can become durable); until then, waits for the last batch or result to be durable.
+bool Pipeline::finish() {
+  TACHYON_ASSERT(!mid_tx_, "the sequencer ends every tx with its result");
+  if (batch_ == 0 && held_.empty()) {
     model_.publish_final(realtime_ns());
     return true;
   }
-  output_.wait_durable(held_.back().r.seq);
-  return false;
+  return !output_.wait_durable(batch_ > 0 ? last_result_seq_ : held_.back().r.seq);
 }
 
-bool Pipeline::apply_work_waiting(bool mid_tx) const {
-  if (!mid_tx && model_.history_dirty()) return true;
-  return apply_ring_->size_approx() > 0 ||
-         (releasable_ > 0 && !held_.empty() && output_.covers(held_.front().r.seq));
+// For the idler: a history to publish, a batch that became durable, an update that may be taken,
+// or a result that may be routed.
+bool Pipeline::apply_work_waiting() {
+  if (batch_ == 0 && model_.history_dirty()) return true;
+  if (batch_publishable()) return true;
+  if (const ApplyItem* next = apply_ring_->peek())
+    if (mid_tx_ || output_.covers(next->seq) ||
+        apply_ring_->size_approx() * 2 > cfg_.apply_capacity)
+      return true;
+  return releasable_ > 0 && !held_.empty() && output_.covers(held_.front().r.seq);
 }
 
 std::string Pipeline::placement_report() const {

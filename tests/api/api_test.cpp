@@ -312,6 +312,11 @@ TEST(Api, bad_input_gets_a_clear_error_changes_nothing_and_the_server_stays_up) 
   t.nonce--;
   // too large a body, an unknown endpoint, an unsupported method
   EXPECT_EQ(post("tx_type=14&tx_info=" + std::string(70000, 'x')).status, 413);
+  // far over the limit: the answer still arrives whole (the rest of the body is read and
+  // dropped, never a reset under the reply)
+  const HttpResult big = post("tx_type=14&tx_info=" + std::string(2 << 20, 'x'));
+  EXPECT_EQ(big.status, 413);
+  EXPECT_NE(big.body.find("\"code\":21501"), std::string::npos) << big.body;
   EXPECT_EQ(s.get("/api/v1/nope").status, 404);
   EXPECT_EQ(http(s.port(), "DELETE", "/api/v1/account").status, 405);
   EXPECT_EQ(s.get("/api/v1/account?by=index&value=abc").status, 400);

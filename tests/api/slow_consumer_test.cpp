@@ -1,6 +1,6 @@
 // The slow-consumer policy of a WebSocket connection (docs/ARCHITECTURE.md "Bad input"): the first time its
 // send queue is over the bound, what is queued is dropped and it gets one fresh snapshot of each
-// book it follows; the second time it is closed. Driven through WorkerLogic on a real pipeline's
+// book it follows; the second time it is cut at once, counted once. Driven through WorkerLogic on a real pipeline's
 // read side, with a connection whose queue depth the test sets.
 #include <gtest/gtest.h>
 
@@ -15,13 +15,14 @@ class Conn final : public api::WsConn {
  public:
   void send_text(std::string frame) override { frames.push_back(std::move(frame)); }
   void close_conn(std::string_view why) override { closed = std::string(why); }
+  void cut_conn(std::string_view why) override { cut_reason = std::string(why); }
   size_t queued_bytes() const override { return queued; }
   void clear_queue() override {
     queued = 0;
     ++cleared;
   }
   std::vector<std::string> frames;
-  std::string closed;
+  std::string closed, cut_reason;
   size_t queued = 0;
   int cleared = 0;
 };
@@ -59,10 +60,18 @@ TEST(SlowConsumer, one_resync_snapshot_then_close) {
   EXPECT_EQ(c->cleared, 1);
   EXPECT_NE(c->frames.back().find("subscribed/order_book"), std::string::npos) << c->frames.back();
   EXPECT_TRUE(c->closed.empty());
-  // over it again: closed, with the reason
+  // over it again: cut at once (a graceful close could not be written), with the reason, counted
+  const uint64_t closes = shared.metrics.slow_closes().value();
   c->queued = 1'000'000;
   logic.ws_message(c, R"({"type":"ping"})");
-  EXPECT_NE(c->closed.find("slow consumer"), std::string::npos) << c->closed;
+  EXPECT_NE(c->cut_reason.find("slow consumer"), std::string::npos) << c->cut_reason;
+  EXPECT_TRUE(c->closed.empty());
+  EXPECT_EQ(shared.metrics.slow_closes().value(), closes + 1);
+  // until the close arrives, nothing more is sent and the cut is not counted again
+  const size_t frames = c->frames.size();
+  for (int i = 0; i < 3; ++i) logic.ws_message(c, R"({"type":"ping"})");
+  EXPECT_EQ(c->frames.size(), frames);
+  EXPECT_EQ(shared.metrics.slow_closes().value(), closes + 1);
   logic.ws_closed(c);
 }
 

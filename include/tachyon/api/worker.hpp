@@ -153,7 +153,11 @@ class WsConn {
  public:
   virtual ~WsConn() = default;
   virtual void send_text(std::string frame) = 0;
+  // A graceful close: the close frame is queued behind what is already queued.
   virtual void close_conn(std::string_view reason) = 0;
+  // A hard cut, for a reader that does not read: the queue dropped, the socket shut at once (a
+  // close frame could never be written to it); the close reaches the logic as ws_closed later.
+  virtual void cut_conn(std::string_view reason) = 0;
   virtual size_t queued_bytes() const = 0;
   virtual void clear_queue() = 0;
 
@@ -161,6 +165,7 @@ class WsConn {
   std::string ip;
   uint64_t offset = 0;  // per-connection frame counter (`offset`)
   bool resynced = false;
+  bool cut = false;  // cut_conn was called: nothing more is sent or counted
   std::vector<std::string> subs;  // channel names as subscribed ("order_book/0")
   int64_t last_rx_ns = 0;         // the last frame from the client (idle timeout)
   // Cancel-on-disconnect: a signed CancelAllOrders the server submits when the connection drops.

@@ -121,6 +121,7 @@ class Pipeline final : public Front {
  private:
   struct ApplyItem {
     StateUpdate u;
+    uint64_t seq;  // the tx's
     uint32_t worker;
     uint32_t exec_ns;  // kTxResult: executed this long after its seq time
     uint64_t cookie;
@@ -164,10 +165,12 @@ class Pipeline final : public Front {
   void maybe_seal_block(bool work, uint32_t& idle_rounds);
   void run_task();
   void apply_loop();
+  size_t drain_durable(ApplyProbe& probe);
   void apply(const ApplyItem& it);
-  void publish_batch(size_t n, int64_t now, ApplyProbe& probe);
-  bool finish(bool batch_open);
-  bool apply_work_waiting(bool mid_tx) const;
+  bool batch_publishable() const;
+  void publish_batch(int64_t now, ApplyProbe& probe);
+  bool finish();
+  bool apply_work_waiting();
   size_t release_results();
   bool ingress_pending() const;
 
@@ -192,6 +195,8 @@ class Pipeline final : public Front {
   std::function<void()> notify_;
   std::vector<BatchSample> batch_samples_;
   uint64_t last_result_seq_ = 0;  // the last tx whose result was applied (maybe not yet published)
+  size_t batch_ = 0;              // updates applied and not yet published (whole txs unless mid_tx_)
+  bool mid_tx_ = false;           // the last update applied was not its tx's last
   size_t releasable_ = 0;         // held results at the front whose tx is published
   HeldResults held_{1 << 14};
   // run_on_sequencer hand-off: task_pending_ is released by the caller after task_ is set and by

@@ -92,6 +92,38 @@ class SpscRing {
     return i;
   }
 
+  // Consumer: as drain_until, but an item for which admit(const T&) is false stops the drain
+  // before it, and stays in the ring.
+  template <typename A, typename F>
+  size_t drain_while(A&& admit, F&& f, size_t limit) {
+    const uint64_t h = head_.load(std::memory_order_relaxed);
+    if (h == cached_tail_) {
+      cached_tail_ = tail_.load(std::memory_order_acquire);
+      if (h == cached_tail_) return 0;
+    }
+    const uint64_t avail = cached_tail_ - h;
+    const size_t n = avail < limit ? static_cast<size_t>(avail) : limit;
+    size_t i = 0;
+    while (i < n) {
+      const T& v = slots_[(h + i) & mask_];
+      if (!admit(v)) break;
+      ++i;
+      if (!f(v)) break;
+    }
+    head_.store(h + i, std::memory_order_release);
+    return i;
+  }
+
+  // Consumer: the oldest item, left in the ring; nullptr when it is empty.
+  const T* peek() {
+    const uint64_t h = head_.load(std::memory_order_relaxed);
+    if (h == cached_tail_) {
+      cached_tail_ = tail_.load(std::memory_order_acquire);
+      if (h == cached_tail_) return nullptr;
+    }
+    return &slots_[h & mask_];
+  }
+
   // Either side; a snapshot that may be stale by the time it is read.
   size_t size_approx() const {
     return static_cast<size_t>(tail_.load(std::memory_order_acquire) -
