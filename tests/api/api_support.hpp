@@ -84,13 +84,16 @@ inline int64_t now_ms() {
 
 class Server {
  public:
-  // `data_dir` empty: a fresh temp dir; else that dir (a restart).
+  // `data_dir` empty: a fresh temp dir, durability "write" (nothing here outlives the process);
+  // else that dir, for the tests that stop, crash and restart a server: durability "fsync", as an
+  // operator runs it.
   explicit Server(std::vector<std::string> extra = {}, std::string data_dir = "")
       : data_dir_(data_dir.empty() ? dir_.path() : data_dir) {
     api::crypto_init();
+    const char* durability = data_dir.empty() ? "write" : "fsync";
     std::vector<std::string> args = {TACHYON_BIN, "--data-dir",   data_dir_, "--listen-address",
                                      "127.0.0.1", "--port",       "0",       "--admin-port",
-                                     "0",         "--durability", "write"};
+                                     "0",         "--durability", durability};
     for (auto& e : extra) args.push_back(e);
     child_ = spawn(args, /*with_stderr=*/true);
     std::string line;

@@ -38,21 +38,31 @@ std::vector<std::string> feed_args(const std::string& dir, uint64_t seed, uint64
           std::to_string(segment_bytes)};
 }
 
-// Runs the feed for `run_ms` after it has recovered, then SIGKILLs it wherever it is (mid-write,
-// mid-fsync, mid-snapshot). Returns the highest acknowledged seq (all seqs up to it were acked).
-uint64_t run_and_kill(const std::vector<std::string>& args, int run_ms) {
+// Runs the feed for `run_ms` after it has recovered and until it acknowledged `min_acks` txs
+// past the recovered seq (an event, not a rate: a slow machine only takes longer), then SIGKILLs
+// it wherever it is (mid-write, mid-fsync, mid-snapshot). Returns the highest acknowledged seq
+// (all seqs up to it were acked).
+uint64_t run_and_kill(const std::vector<std::string>& args, int run_ms, uint64_t min_acks = 0) {
   Child c = spawn(args);
   uint64_t acked = 0, start = 0;
+  bool recovered = false;
   std::string line;
-  auto kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  auto kill_at = give_up;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          kill_at - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0 || !read_line(c, line, static_cast<int>(left))) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (recovered && now >= kill_at && acked >= start + min_acks) break;
+    const auto wait_until = recovered && now < kill_at ? kill_at : give_up;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(wait_until - now).count();
+    if (left <= 0 || !read_line(c, line, static_cast<int>(left))) {
+      if (std::chrono::steady_clock::now() >= give_up || c.eof) break;
+      continue;  // kill_at passed: go on reading acks until min_acks
+    }
     unsigned long long v = 0;
     if (std::sscanf(line.c_str(), "recovered seq %llu", &v) == 1) {
       start = v;
+      recovered = true;
       kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(run_ms);
     }
     if (std::sscanf(line.c_str(), "ack %llu", &v) == 1) {
@@ -204,7 +214,7 @@ TEST(Crash, a_committer_lagging_at_a_kill9_catches_up_to_the_commitments_of_one_
   TempDir dir, scratch;
   // The committer stalls after block 3 while the feed runs on; then SIGKILL.
   const uint64_t acked =
-      run_and_kill(lagging_feed_args(dir.path(), 7, 1'000'000'000, 0, 1u << 20, 3), 300);
+      run_and_kill(lagging_feed_args(dir.path(), 7, 1'000'000'000, 0, 1u << 20, 3), 300, 3500);
   std::vector<store::BlockCommitment> before;
   ASSERT_TRUE(store::read_commitments(dir.path(), before).ok());
   ASSERT_EQ(before.size(), 3u) << "the committer stalled after block 3";
@@ -248,7 +258,7 @@ TEST(Crash, snapshots_keep_the_journal_a_lagging_committer_needs) {
   // Snapshots every 700 txs and 32 KiB segments: without the committer's seq, retiring would
   // delete the journal after block 3 that the committer has not committed.
   const uint64_t acked =
-      run_and_kill(lagging_feed_args(dir.path(), 8, 1'000'000'000, 700, 32u << 10, 3), 400);
+      run_and_kill(lagging_feed_args(dir.path(), 8, 1'000'000'000, 700, 32u << 10, 3), 400, 3500);
   ASSERT_GT(acked, 3000u) << "several snapshots must have been taken";
   EXPECT_FALSE(store::list_snapshots(dir.path()).empty());
   std::vector<store::BlockCommitment> before;
@@ -303,7 +313,7 @@ TEST(Crash, commitments_past_a_lost_journal_tail_are_removed_and_recommitted) {
 TEST(Crash, a_committer_whose_journal_is_gone_refuses_to_start_with_the_reason) {
   TempDir dir;
   const uint64_t acked =
-      run_and_kill(lagging_feed_args(dir.path(), 10, 1'000'000'000, 700, 32u << 10, 3), 300);
+      run_and_kill(lagging_feed_args(dir.path(), 10, 1'000'000'000, 700, 32u << 10, 3), 300, 3500);
   ASSERT_GT(acked, 3000u);
   // An operator deletes the oldest journal segment by hand: the engine still recovers from its
   // newest snapshot, but the committer, stalled at block 3, can no longer be rebuilt. The start
