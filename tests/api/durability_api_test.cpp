@@ -1,8 +1,9 @@
 // Durability before visibility, through the real server under fsync: what readers were shown
 // before a kill -9 is all there after recovery. A WebSocket client records every trade pushed on
 // trade/0 and a REST poller the applied seq /health/ready reports, while a maker and a taker
-// trade from two threads; the server is killed mid-flow and restarted on the same data dir:
-// every trade's tx is found by its hash, and the recovered state is at least the seq last shown.
+// trade from two threads; the server is killed the moment a trade frame arrives (a trade pushed
+// ahead of its tx's fdatasync would be lost there) and restarted on the same data dir: every
+// trade's tx is found by its hash, and the recovered state is at least the seq last shown.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -38,8 +39,9 @@ struct Shown {
   int64_t applied = 0;           // the highest applied seq served over REST
 };
 
-// Trades until `stop`, records what readers are shown, then kills the server.
-Shown trade_and_kill(Server& s, int run_ms, uint64_t round) {
+// Trades, records what readers are shown, and kills the server the moment the `kill_after`-th
+// trade frame arrives: a trade pushed before its tx was durable would be lost by that kill.
+Shown trade_and_kill(Server& s, int kill_after, uint64_t round) {
   // Fresh accounts each round: their keys start at nonce 0.
   Trader maker(static_cast<AccountIndex>(31 + 2 * round)),
       taker(static_cast<AccountIndex>(32 + 2 * round));
@@ -56,14 +58,19 @@ Shown trade_and_kill(Server& s, int run_ms, uint64_t round) {
   std::atomic<bool> stop{false};
   WsClient ws(s.port());
   ws.send(R"({"type":"subscribe","channel":"trade/0"})");
+  std::atomic<bool> killed{false};
   std::thread reader([&] {
-    for (;;) {
+    for (int frames = 0;;) {
       const std::string f = ws.recv();
       if (f.empty()) {
         if (ws.closed || stop.load()) return;
         continue;
       }
       for (const std::string& h : tx_hashes_in(f)) shown.trades.insert(h);
+      if (f.find("\"channel\":\"trade:0\"") != std::string::npos && ++frames == kill_after) {
+        s.kill();
+        killed.store(true);
+      }
     }
   });
   std::atomic<int64_t> applied{0};
@@ -71,6 +78,8 @@ Shown trade_and_kill(Server& s, int run_ms, uint64_t round) {
     while (!stop.load()) {
       const int64_t a = applied_seq(s);
       if (a > applied.load()) applied.store(a);
+      // (not a tight loop: the address's request budget is the traders' too)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
   auto trader = [&](Trader& t, bool ask) {
@@ -81,8 +90,12 @@ Shown trade_and_kill(Server& s, int run_ms, uint64_t round) {
     }
   };
   std::thread m([&] { trader(maker, true); }), k([&] { trader(taker, false); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(run_ms));  // where the kill lands
-  s.kill();
+  for (int ms = 0; !killed.load() && ms < 60'000; ++ms)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!killed.load()) {
+    ADD_FAILURE() << "fewer than " << kill_after << " trade frames in 60 s";
+    s.kill();
+  }
   stop.store(true);
   m.join();
   k.join();
@@ -101,7 +114,7 @@ TEST(Durability, what_readers_were_shown_before_a_kill9_is_there_after_recovery)
     {
       Server s({}, dir.path());  // fsync
       ASSERT_TRUE(s.ready()) << s.log();
-      shown = trade_and_kill(s, 700 + 300 * static_cast<int>(round), round);
+      shown = trade_and_kill(s, 40 + 10 * static_cast<int>(round), round);
     }
     ASSERT_FALSE(shown.trades.empty()) << "no trade was pushed before the kill";
     Server again({}, dir.path());
