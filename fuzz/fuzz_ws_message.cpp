@@ -16,6 +16,7 @@ class Collect final : public api::WsConn {
     ++frames;
   }
   void close_conn(std::string_view) override { closed = true; }
+  void cut_conn(std::string_view) override { closed = true; }
   size_t queued_bytes() const override { return 0; }
   void clear_queue() override {}
   size_t frames = 0;
