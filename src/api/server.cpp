@@ -327,9 +327,30 @@ struct ApiServer::Impl {
   uint32_t next = 0;
   int port = 0, admin_port = 0;
 
+  // An accept that failed for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) is
+  // retried after kAcceptBackoffMs, not at once: an immediate retry fails again at once, and that
+  // loop would take the worker's core from the connections already open. Logged once per spell.
+  static constexpr int kAcceptBackoffMs = 50;
+  bool accept_failing = false;
   void accept(tcp::acceptor& a, bool is_admin) {
     a.async_accept([this, &a, is_admin](beast::error_code ec, tcp::socket s) {
       if (ec == asio::error::operation_aborted) return;
+      if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+          ec == asio::error::no_memory || ec.value() == ENFILE) {
+        if (!accept_failing) spdlog::warn("accept failed ({}): retrying every {} ms", ec.message(),
+                                          kAcceptBackoffMs);
+        accept_failing = true;
+        auto t = std::make_shared<asio::steady_timer>(a.get_executor(),
+                                                      std::chrono::milliseconds(kAcceptBackoffMs));
+        t->async_wait([this, &a, is_admin, t](beast::error_code e) {
+          if (!e) accept(a, is_admin);
+        });
+        return;
+      }
+      if (!ec && accept_failing) {
+        spdlog::info("accepting connections again");
+        accept_failing = false;
+      }
       if (!ec) {
         Worker& w = *workers[next++ % workers.size()];
         const int fd = s.release();

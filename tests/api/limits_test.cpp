@@ -2,6 +2,9 @@
 // per-account rate limits, connection limits, the idle timeout, oversized WebSocket messages,
 // gap repair (resume and /orderBookUpdates), cancel-on-disconnect, /tx and accountsByL1Address.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <thread>
 #include <simdjson.h>
 
 #include "api/api_support.hpp"
@@ -70,6 +73,67 @@ TEST(Limits, connections_per_address_are_capped_and_idle_connections_closed) {
   }
   EXPECT_EQ(s.get("/health/live").status, 200);  // both slots are free again
   EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
+// A TCP connection to 127.0.0.1:port, nothing sent; -1 if it could not connect.
+int connect_loopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Out of file descriptors: accepting fails (EMFILE) while a flood of connections is open; the
+// connection already open keeps being served, the server says so once, and once the flood is
+// gone it accepts again. The server runs under a low descriptor limit inherited from the test.
+TEST(Limits, out_of_descriptors_existing_connections_keep_working_and_accepting_resumes) {
+  ConfigFile cfg(ConfigFile::Edits{{"max_connections_per_ip = 100", "max_connections_per_ip = 10000"}});
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit low = old;
+  low.rlim_cur = 160;  // the server's own files and threads take some; the flood takes the rest
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  Server s(cfg.args());
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+  ASSERT_TRUE(s.ready()) << s.log();
+  // One keep-alive connection, served before the flood.
+  const int keep = connect_loopback(s.port());
+  ASSERT_GE(keep, 0);
+  const std::string req = "GET /health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  auto ask = [&] {
+    if (::send(keep, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size()))
+      return std::string();
+    char buf[4096];
+    const ssize_t n = ::recv(keep, buf, sizeof(buf), 0);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  };
+  ASSERT_NE(ask().find("200 OK"), std::string::npos);
+  std::vector<int> flood;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = connect_loopback(s.port());
+    if (fd >= 0) flood.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server meets the limit
+  EXPECT_NE(ask().find("200 OK"), std::string::npos) << "the open connection is still served";
+  for (int fd : flood) ::close(fd);
+  // Accepting resumes: a new connection is answered (after the backoff, within the test's patience).
+  HttpResult fresh;
+  for (int i = 0; i < 100 && fresh.status != 200; ++i) {
+    fresh = s.get("/health/live");
+    if (fresh.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(fresh.status, 200);
+  ::close(keep);
+  EXPECT_EQ(s.stop(), 0) << s.log();
+  EXPECT_NE(s.log().find("accept failed"), std::string::npos) << s.log();
+  EXPECT_NE(s.log().find("accepting connections again"), std::string::npos) << s.log();
 }
 
 TEST(Extras, resume_replays_the_deltas_after_a_nonce_and_orderBookUpdates_too) {
