@@ -332,6 +332,7 @@ struct ApiServer::Impl {
   // loop would take the worker's core from the connections already open. Logged once per spell.
   static constexpr int kAcceptBackoffMs = 50;
   bool accept_failing = false;
+  std::unique_ptr<asio::steady_timer> accept_retry[2];  // public, admin (worker 0's context)
   void accept(tcp::acceptor& a, bool is_admin) {
     a.async_accept([this, &a, is_admin](beast::error_code ec, tcp::socket s) {
       if (ec == asio::error::operation_aborted) return;
@@ -340,9 +341,10 @@ struct ApiServer::Impl {
         if (!accept_failing) spdlog::warn("accept failed ({}): retrying every {} ms", ec.message(),
                                           kAcceptBackoffMs);
         accept_failing = true;
-        auto t = std::make_shared<asio::steady_timer>(a.get_executor(),
-                                                      std::chrono::milliseconds(kAcceptBackoffMs));
-        t->async_wait([this, &a, is_admin, t](beast::error_code e) {
+        auto& t = accept_retry[is_admin ? 1 : 0];
+        if (!t) t = std::make_unique<asio::steady_timer>(a.get_executor());
+        t->expires_after(std::chrono::milliseconds(kAcceptBackoffMs));
+        t->async_wait([this, &a, is_admin](beast::error_code e) {
           if (!e) accept(a, is_admin);
         });
         return;
@@ -452,6 +454,7 @@ void ApiServer::stop() {
   }
   d.pub.reset();
   d.admin.reset();
+  for (auto& t : d.accept_retry) t.reset();
   d.workers.clear();
 }
 
