@@ -1,9 +1,9 @@
 #pragma once
 // Counts heap allocations of the whole process by replacing the global operator new/delete
 // (alloc_counter.cpp). Benchmarks read the counter around the code they time: the engine must
-// not allocate per operation in steady state (docs/ARCHITECTURE.md "Code shape"). Single-threaded use: the
-// counters are relaxed loads and stores, not read-modify-writes, so counting costs no locked
-// instruction on the reference book's allocating path.
+// not allocate per operation in steady state (docs/ARCHITECTURE.md "Code shape"). Single-threaded
+// use: the counters are relaxed loads and stores, not read-modify-writes, so counting costs no
+// locked instruction on the reference book's allocating path.
 #include <cstdint>
 
 namespace tachyon::bench {

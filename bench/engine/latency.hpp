@@ -1,7 +1,7 @@
 #pragma once
-// Constant offered rate harness (docs/ARCHITECTURE.md "Code shape"): op i is due at t0 + i / rate; the loop
-// busy-waits until then (or issues at once when behind) and records completion − due time, so a
-// stall is charged to every op queued behind it (no coordinated omission).
+// Constant offered rate harness (docs/ARCHITECTURE.md "Code shape"): op i is due at t0 + i / rate;
+// the loop busy-waits until then (or issues at once when behind) and records completion − due time,
+// so a stall is charged to every op queued behind it (no coordinated omission).
 #include <x86intrin.h>
 
 #include <algorithm>

@@ -220,7 +220,7 @@ Row run(double tx_rate, double seconds, uint64_t seed, bool generator_sleeps, bo
   uint64_t updates = 0, updates_after_warm = 0;
   const std::vector<pipe::BatchSample> every = pl.batch_samples();
   const std::span<const pipe::BatchSample> samples(every.data() + every.size() / 4,
-                                                             every.size() - every.size() / 4);
+                                                   every.size() - every.size() / 4);
   for (const auto& s : every) {
     all.push_back(s.ns - std::min(s.ns, s.wait_ns));
     updates += s.updates;

@@ -90,11 +90,10 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
         ++busy;
       }
     }
-    const size_t n_got = pl.poll_results(
-        0, [&](const pipe::Result& r) {
-          lat.push_back(realtime_ns() - r.t_recv_ns);
-          fresh.push_back(r.t_applied_ns - r.t_exec_ns);
-        });
+    const size_t n_got = pl.poll_results(0, [&](const pipe::Result& r) {
+      lat.push_back(realtime_ns() - r.t_recv_ns);
+      fresh.push_back(r.t_applied_ns - r.t_exec_ns);
+    });
     got += n_got;
     if (got_at_warm == 0 && got >= n / 4) {
       got_at_warm = got;
@@ -205,8 +204,8 @@ int main(int argc, char** argv) {
                         fmt2(r.updates_per_batch) + " | " + fmt2(r.batch_p50) + " | " +
                         fmt2(r.batch_p99) + " | " + fmt2(r.batch_p9999) + " | " +
                         fmt2(r.batch_max) + " |");
-      fresh.push_back(std::string("| ") + dn + " | " + wn + " | " + pn + " | " +
-                      fmt2(r.fresh_p50) + " | " + fmt2(r.fresh_p99) + " |");
+      fresh.push_back(std::string("| ") + dn + " | " + wn + " | " + pn + " | " + fmt2(r.fresh_p50) +
+                      " | " + fmt2(r.fresh_p99) + " |");
     }
   }
   {

@@ -132,8 +132,7 @@ bool DryRunner::may_have_order(const Tx& tx, const pipe::AccountView& a, MarketI
   return false;
 }
 
-Reject DryRunner::check_order(const CreateOrderTx& o, const pipe::AccountView& a,
-                              int64_t now_ms) {
+Reject DryRunner::check_order(const CreateOrderTx& o, const pipe::AccountView& a, int64_t now_ms) {
   const auto m = market(o.market);
   if (!m) return Reject::kInvalidMarket;
   if (Reject r = check_market_status(m->params.status, o.tif, o.reduce_only); r != Reject::kOk)
@@ -161,9 +160,9 @@ Reject DryRunner::check_order(const CreateOrderTx& o, const pipe::AccountView& a
       p->open_orders >= static_cast<uint32_t>(m->params.max_orders_per_account))
     return Reject::kMaxOrdersPerAccount;
   __int128 imr_before = 0;
-  const MarginInfo mi =
-      account_margin(a.collateral, a.positions, [this](MarketId id) { return margin_market(id); },
-                     o.market, o.is_ask ? 0 : size, o.is_ask ? size : 0, &imr_before);
+  const MarginInfo mi = account_margin(
+      a.collateral, a.positions, [this](MarketId id) { return margin_market(id); }, o.market,
+      o.is_ask ? 0 : size, o.is_ask ? size : 0, &imr_before);
   return order_margin_ok(mi, imr_before) ? Reject::kOk : Reject::kNotEnoughMargin;
 }
 
@@ -187,11 +186,11 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
     case TxType::kCancelOrder:
       if (!market(tx.cancel.market)) return Reject::kInvalidMarket;
       return may_have_order(tx, a, tx.cancel.market, tx.cancel.index) ? Reject::kOk
-                                                                       : Reject::kOrderNotFound;
+                                                                      : Reject::kOrderNotFound;
     case TxType::kModifyOrder:
       if (!market(tx.modify.market)) return Reject::kInvalidMarket;
       return may_have_order(tx, a, tx.modify.market, tx.modify.index) ? Reject::kOk
-                                                                       : Reject::kOrderNotFound;
+                                                                      : Reject::kOrderNotFound;
     case TxType::kCancelAllOrders:
       if (tx.cancel_all.tif != 0) return Reject::kUnsupportedCancelAllMode;
       return Reject::kOk;

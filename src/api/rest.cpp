@@ -1,5 +1,5 @@
-// WorkerLogic, REST side: routing, reads from the snapshots, sendTx / sendTxBatch / dryRun with
-// the dry-run and replies deferred until the sequencer's result is durable.
+// WorkerLogic, REST side: routing as a table of routes, reads from the snapshots; sendTx /
+// sendTxBatch / dryRun go to send_tx.cpp.
 #include <algorithm>
 #include <chrono>
 
@@ -41,100 +41,6 @@ bool query_int(std::string_view target, std::string_view key, T& out) {
 }
 
 }  // namespace
-
-bool ApiShared::ip_connect(const std::string& ip) {
-  std::lock_guard lk(mu_);
-  Bucket& s = ips_[ip];
-  if (s.conns >= cfg.max_connections_per_ip || connections.load() >= cfg.max_connections)
-    return false;
-  ++s.conns;
-  connections.fetch_add(1);
-  return true;
-}
-
-void ApiShared::ip_disconnect(const std::string& ip) {
-  std::lock_guard lk(mu_);
-  auto it = ips_.find(ip);
-  if (it != ips_.end() && it->second.conns > 0) {
-    --it->second.conns;
-    connections.fetch_sub(1);
-  }
-}
-
-bool ApiShared::take(Bucket& b, double rate, double burst) {
-  const int64_t now = now_ns();
-  if (b.last_ns == 0) b.tokens = burst;
-  b.tokens = std::min(burst, b.tokens + static_cast<double>(now - b.last_ns) * 1e-9 * rate);
-  b.last_ns = now;
-  if (b.tokens < 1) return false;
-  b.tokens -= 1;
-  return true;
-}
-
-bool ApiShared::ip_allow(const std::string& ip) {
-  std::lock_guard lk(mu_);
-  return take(ips_[ip], cfg.ip_rate_per_s, cfg.ip_burst);
-}
-
-bool ApiShared::account_allow(AccountIndex a) {
-  std::lock_guard lk(mu_);
-  return take(accounts_[a], cfg.account_rate_per_s, cfg.account_burst);
-}
-
-void ApiShared::remember_tx(const std::string& hash, const TxRecord& r) {
-  std::lock_guard lk(tx_mu_);
-  if (!txs_.insert_or_assign(hash, r).second) return;
-  tx_order_.push_back(hash);
-  while (tx_order_.size() > cfg.tx_index_capacity) {
-    txs_.erase(tx_order_.front());
-    tx_order_.pop_front();
-  }
-}
-
-std::vector<std::pair<std::string, ApiShared::TxRecord>> ApiShared::tx_records() {
-  std::lock_guard lk(tx_mu_);
-  std::vector<std::pair<std::string, TxRecord>> out;
-  out.reserve(tx_order_.size());
-  for (const std::string& h : tx_order_) out.emplace_back(h, txs_.at(h));
-  return out;
-}
-
-std::optional<ApiShared::TxRecord> ApiShared::find_tx(const std::string& hash) {
-  std::lock_guard lk(tx_mu_);
-  auto it = txs_.find(hash);
-  if (it == txs_.end()) return std::nullopt;
-  return it->second;
-}
-
-void ApiShared::record_tx_hash(uint32_t worker, uint64_t cookie, std::string_view hash_hex) {
-  if (worker >= tx_hashes_.size()) return;
-  BroadcastLog<TxHashBytes>& log = *tx_hashes_[worker];
-  // Positions are cookies - 1: a worker hands out cookies 1, 2, 3... and records each one.
-  if (log.head() + 1 != cookie) return;
-  TxHashBytes h{};
-  (void)from_hex(hash_hex, h.data(), h.size());
-  log.append(h);
-}
-
-std::string ApiShared::tx_hash_of(uint32_t worker, uint32_t cookie_low) const {
-  if (worker >= tx_hashes_.size() || cookie_low == 0) return "";
-  const BroadcastLog<TxHashBytes>& log = *tx_hashes_[worker];
-  const uint64_t head = log.head();  // the newest cookie recorded
-  uint64_t cookie = (head & ~uint64_t{0xffffffff}) | cookie_low;
-  if (cookie > head) {
-    if (cookie < (uint64_t{1} << 32)) return "";
-    cookie -= uint64_t{1} << 32;  // from the previous window of the low 32 bits
-  }
-  TxHashBytes h;
-  if (cookie == 0 || !log.read(cookie - 1, h)) return "";
-  return to_hex(h.data(), h.size());
-}
-
-std::string ApiShared::trade_tx_hash(const pipe::TradeRecord& r) const {
-  if (r.origin_cookie != 0) return tx_hash_of(r.origin_worker, r.origin_cookie);
-  const auto it = restored_trade_hashes.find(r.t.trade_id);
-  return it == restored_trade_hashes.end() ? "" : to_hex(it->second.data(), it->second.size());
-}
 
 WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Front& pipe, uint32_t index)
     : shared_(shared),
@@ -337,9 +243,7 @@ HttpReply WorkerLogic::get_order_book_orders(RestCall& c) {
       w.key(ask ? "asks" : "bids").arr();
       for (size_t i = 0; i < n; ++i) {
         const pipe::BookOrder& o = os[i];
-        w.obj()
-            .kv_i("order_index", o.order_index)
-            .kv_s("order_id", std::to_string(o.order_index));
+        w.obj().kv_i("order_index", o.order_index).kv_s("order_id", std::to_string(o.order_index));
         w.kv_i("owner_account_index", o.owner).key("initial_base_amount").dec(o.initial, sd);
         w.key("remaining_base_amount").dec(o.remaining, sd).key("price").dec(o.price, pd);
         w.kv_i("order_expiry", o.expiry_ms).kv_b("is_ask", ask).end_obj();
@@ -418,10 +322,7 @@ HttpReply WorkerLogic::get_funding_rates(RestCall& c) {
   w.obj().kv_i("code", 200).key("funding_rates").arr();
   for (int m = 0; m < kMaxMarkets; ++m) {
     if (auto v = dry_.market(static_cast<MarketId>(m))) {
-      w.obj()
-          .kv_i("market_id", m)
-          .kv_s("exchange", "lighter")
-          .kv_s("symbol", symbol_of(v->params));
+      w.obj().kv_i("market_id", m).kv_s("exchange", "lighter").kv_s("symbol", symbol_of(v->params));
       w.key("rate").dec_num(v->funding_estimate, 9).end_obj();
     }
   }
@@ -568,8 +469,7 @@ HttpReply WorkerLogic::get_tx(RestCall& c) {
   JsonWriter& w = c.w;
   const auto by = query(req.target, "by");
   const auto value = query(req.target, "value");
-  if (!by || *by != "hash" || !value)
-    return error_reply(400, 21501, "use by=hash&value=<tx hash>");
+  if (!by || *by != "hash" || !value) return error_reply(400, 21501, "use by=hash&value=<tx hash>");
   const auto rec = shared_.find_tx(*value);
   if (!rec)
     return error_reply(400, 21500,
@@ -582,9 +482,7 @@ HttpReply WorkerLogic::get_tx(RestCall& c) {
       .kv_i("result_code", static_cast<int>(rec->reject));
   w.kv_s("result_message", reject_message(rec->reject));
   w.kv_i("transaction_index", rec->seq).kv_i("sequence_index", rec->seq);
-  w.kv_s("l1_address", "")
-      .kv_i("account_index", rec->tx.h.account)
-      .kv_i("nonce", rec->tx.h.nonce);
+  w.kv_s("l1_address", "").kv_i("account_index", rec->tx.h.account).kv_i("nonce", rec->tx.h.nonce);
   w.kv_i("expire_at", rec->tx.h.expired_at_ms).kv_i("block_height", rec->block);
   w.kv_i("queued_at", rec->queued_ms).kv_i("executed_at", rec->executed_ms);
   w.kv_i("order_index", rec->order_index).kv_s("parent_hash", "").end_obj();
@@ -606,10 +504,9 @@ HttpReply WorkerLogic::get_accounts_by_l1(RestCall& c) {
     std::vector<const pipe::AccountView*> found;
     dry_.accounts().for_each_with_l1(addr,
                                      [&](const pipe::AccountView& a) { found.push_back(&a); });
-    std::sort(found.begin(), found.end(),
-              [](const pipe::AccountView* x, const pipe::AccountView* y) {
-                return x->index < y->index;
-              });
+    std::sort(
+        found.begin(), found.end(),
+        [](const pipe::AccountView* x, const pipe::AccountView* y) { return x->index < y->index; });
     for (const pipe::AccountView* ap : found) {
       const pipe::AccountView& a = *ap;
       const AccountFigures f = account_figures(a, market_lookup);

@@ -149,16 +149,14 @@ std::optional<HttpReply> WorkerLogic::admit(bool admin, SendKind kind,
     if (kind == SendKind::kBatch && i > 0 &&
         (tx.h.account != txs[0].tx.h.account || tx.h.api_key_index != txs[0].tx.h.api_key_index))
       return error_reply(400, 21501, "a batch must come from one API key");
-    if (auto bad = dry_run(kind, types[i], txs[i], now_ms, std::span(txs.data(), i)))
-      return bad;
+    if (auto bad = dry_run(kind, types[i], txs[i], now_ms, std::span(txs.data(), i))) return bad;
   }
   return std::nullopt;
 }
 
 // One tx's dry-run: a dryRun request only checks; a tx to submit also reserves its nonce
 // (DryRunner::check_and_reserve). A refusal releases the nonces `reserved` holds.
-std::optional<HttpReply> WorkerLogic::dry_run(SendKind kind, int type, SignedTx& st,
-                                              int64_t now_ms,
+std::optional<HttpReply> WorkerLogic::dry_run(SendKind kind, int type, SignedTx& st, int64_t now_ms,
                                               std::span<const SignedTx> reserved) {
   ApiMetrics& metrics = shared_.metrics;
   tachyon::Track* const track = metrics.tracks[index_];
@@ -225,10 +223,9 @@ HttpReply WorkerLogic::submit_all(const std::vector<SignedTx>& txs, const std::v
 void WorkerLogic::on_sent_result(SendBatch& b, size_t i, const Tx& tx, const pipe::Result& res) {
   b.results[i] = res;
   shared_.metrics.tx_result(static_cast<int>(tx.h.type), reject_code(res.reject));
-  shared_.remember_tx(b.hashes[i], ApiShared::TxRecord{tx, res.seq, res.block,
-                                                       res.t_recv_ns / 1'000'000,
-                                                       res.t_exec_ns / 1'000'000, res.reject,
-                                                       res.order_index});
+  shared_.remember_tx(b.hashes[i],
+                      ApiShared::TxRecord{tx, res.seq, res.block, res.t_recv_ns / 1'000'000,
+                                          res.t_exec_ns / 1'000'000, res.reject, res.order_index});
   if (b.admin) {
     if (res.reject == Reject::kOk) {
       int64_t cur = shared_.operator_nonce.load();
@@ -247,7 +244,8 @@ void WorkerLogic::on_sent_result(SendBatch& b, size_t i, const Tx& tx, const pip
   for (const auto& x : b.results)
     if (x.reject != Reject::kOk && bad == nullptr) bad = &x;
   w.obj().kv_i("code", bad ? static_cast<int>(bad->reject) : 200);
-  w.kv_s("message", bad ? reject_message(bad->reject) : "{\"ratelimit\": \"didn't use volume quota\"}");
+  w.kv_s("message",
+         bad ? reject_message(bad->reject) : "{\"ratelimit\": \"didn't use volume quota\"}");
   if (b.batch) {
     w.key("tx_hash").arr();
     for (const auto& h : b.hashes) w.str(h);

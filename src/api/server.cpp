@@ -338,8 +338,8 @@ struct ApiServer::Impl {
       if (ec == asio::error::operation_aborted) return;
       if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
           ec == asio::error::no_memory || ec.value() == ENFILE) {
-        if (!accept_failing) spdlog::warn("accept failed ({}): retrying every {} ms", ec.message(),
-                                          kAcceptBackoffMs);
+        if (!accept_failing)
+          spdlog::warn("accept failed ({}): retrying every {} ms", ec.message(), kAcceptBackoffMs);
         accept_failing = true;
         auto& t = accept_retry[is_admin ? 1 : 0];
         if (!t) t = std::make_unique<asio::steady_timer>(a.get_executor());

@@ -1,6 +1,6 @@
-// WorkerLogic, WebSocket side: the Lighter protocol (docs/ARCHITECTURE.md "WebSocket channels"): greeting, subscribe /
-// unsubscribe, snapshots then deltas, JSON ping/pong, jsonapi/sendtx(batch); and the fan-out of
-// results and read-side changes to this worker's connections.
+// WorkerLogic, WebSocket side: the Lighter protocol (docs/ARCHITECTURE.md "WebSocket channels"):
+// greeting, subscribe / unsubscribe, snapshots then deltas, JSON ping/pong, jsonapi/sendtx(batch);
+// and the fan-out of results and read-side changes to this worker's connections.
 #include <zlib.h>
 
 #include <simdjson.h>
@@ -484,7 +484,8 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
     push(*conn, std::move(s));
   };
   bool deferred = false;
-  HttpReply r = send_form(f, /*admin=*/false, batch ? SendKind::kBatch : SendKind::kTx, deferred, done);
+  HttpReply r =
+      send_form(f, /*admin=*/false, batch ? SendKind::kBatch : SendKind::kTx, deferred, done);
   if (!deferred) done(std::move(r));
 }
 

@@ -273,11 +273,10 @@ bool recover(const app::Config& c, Recovered& rec) {
   // The snapshot's state hash is checked against the hasher thread's (build_read_side()) when no
   // journal tx follows it.
   const store::RecoverOptions opt{.replayed = on_replayed,
-                                 .updates = &rec.replayed_history,
-                                 .defer_hash_check = true,
-                                 .saved_accounts = &rec.account_base.saved};
-  if (Status s = store::recover(c.data_dir, c.engine, rec.engine, rec.rep, opt);
-      !s.ok()) {
+                                  .updates = &rec.replayed_history,
+                                  .defer_hash_check = true,
+                                  .saved_accounts = &rec.account_base.saved};
+  if (Status s = store::recover(c.data_dir, c.engine, rec.engine, rec.rep, opt); !s.ok()) {
     spdlog::critical("recovery of {} failed: {}", c.data_dir, s.message());
     return false;
   }

@@ -359,7 +359,7 @@ void BookCaches::record_delta(MarketId m, uint64_t begin_nonce, uint64_t nonce) 
 }
 
 bool BookCaches::book_deltas(MarketId m, uint64_t since, uint64_t until,
-                           std::vector<BookDelta>& out) const {
+                             std::vector<BookDelta>& out) const {
   out.clear();
   const BroadcastLog<BookDeltaRecord>* log = deltas_[m].load(std::memory_order_acquire);
   if (log == nullptr) return false;

@@ -216,13 +216,12 @@ void Pipeline::run_task() {
   task_cv_.notify_all();
 }
 
-// Results leave only once durable (per the output port) and published, in seq order: a client
-// never reads a view without its own tx.
+// Results leave in seq order once their tx is published, which is once it is durable
+// (batch_publishable): a client never reads a view without its own tx.
 size_t Pipeline::release_results() {
-  const uint64_t durable = output_.durable_seq();
   size_t n = 0;
   int64_t now = 0;  // read once, and only when something is released
-  while (releasable_ > 0 && !held_.empty() && held_.front().r.seq <= durable) {
+  while (releasable_ > 0 && !held_.empty()) {
     if (now == 0) now = realtime_ns();
     HeldResult& p = held_.front();
     p.r.t_durable_ns = now;
@@ -308,9 +307,9 @@ void Pipeline::apply(const ApplyItem& it) {
   model_.apply(u);
   if (u.type != UpdateType::kTxResult) return;
   const TxResultUpdate& t = u.result;
-  held_.push_back(HeldResult{it.worker, Result{it.cookie, t.seq, t.block, t.order_index, t.reject,
-                                               it.t_recv_ns, u.time_ns,
-                                               u.time_ns + int64_t{it.exec_ns}, 0, 0}});
+  held_.push_back(
+      HeldResult{it.worker, Result{it.cookie, t.seq, t.block, t.order_index, t.reject, it.t_recv_ns,
+                                   u.time_ns, u.time_ns + int64_t{it.exec_ns}, 0, 0}});
   last_result_seq_ = t.seq;  // applied_seq moves once the batch is published
 }
 
@@ -342,14 +341,13 @@ void Pipeline::publish_batch(int64_t now, ApplyProbe& probe) {
 
 // The sequencer is done and everything it sent is applied: true once the last results are
 // routed (the last state published, order lists included), or the journal failed (nothing more
-// can become durable); until then, waits for the last batch or result to be durable.
+// can become durable); until then, waits for the last batch to be durable.
 bool Pipeline::finish() {
   TACHYON_ASSERT(!mid_tx_, "the sequencer ends every tx with its result");
-  if (batch_ == 0 && held_.empty()) {
-    model_.publish_final(realtime_ns());
-    return true;
-  }
-  return !output_.wait_durable(batch_ > 0 ? last_result_seq_ : held_.back().r.seq);
+  if (batch_ > 0) return !output_.wait_durable(last_result_seq_);
+  if (!held_.empty()) return false;  // published: routed as the workers' rings free up
+  model_.publish_final(realtime_ns());
+  return true;
 }
 
 // For the idler: a history to publish, a batch that became durable, an update that may be taken,
@@ -361,7 +359,7 @@ bool Pipeline::apply_work_waiting() {
     if (mid_tx_ || output_.covers(next->seq) ||
         apply_ring_->size_approx() * 2 > cfg_.apply_capacity)
       return true;
-  return releasable_ > 0 && !held_.empty() && output_.covers(held_.front().r.seq);
+  return releasable_ > 0 && !held_.empty();
 }
 
 std::string Pipeline::placement_report() const {

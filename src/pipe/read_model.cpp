@@ -29,15 +29,14 @@ const SavedAccounts* matching_base(const Engine& e, const AccountBase& base) {
   const SavedAccounts* saved = base.saved.get();
   const size_t n = e.accounts().size();
   if (saved != nullptr &&
-      (saved->size() > n ||
-       (saved->size() > 0 && saved->index_at(saved->size() - 1) != e.accounts()[saved->size() - 1].index)))
+      (saved->size() > n || (saved->size() > 0 && saved->index_at(saved->size() - 1) !=
+                                                      e.accounts()[saved->size() - 1].index)))
     return nullptr;
   return saved;
 }
 }  // namespace
 
-ReadModel::ReadModel(const ReadModelConfig& cfg, const Engine& e, AccountBase base,
-                     unsigned arena)
+ReadModel::ReadModel(const ReadModelConfig& cfg, const Engine& e, AccountBase base, unsigned arena)
     : read_(sized_for(cfg.read, e.accounts().size())),
       // room for the restored books and a quarter more before a new chunk of nodes is needed
       books_(cfg.max_readers, cfg.book_history,

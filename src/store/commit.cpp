@@ -621,7 +621,7 @@ Status open_committer(const std::string& dir, const EngineConfig& cfg, uint32_t 
     RecoveryReport rep;
     // The journal is live by now (the server appends): read it, never repair it.
     if (Status s = recover(dir, cfg, replica, rep,
-                               RecoverOptions{.until_seq = committed, .repair = false});
+                           RecoverOptions{.until_seq = committed, .repair = false});
         !s.ok())
       return Status::error("committer replica: " + s.message());
     if (rep.last_seq != committed)

@@ -116,6 +116,7 @@ class Server {
     ready_ = port_ > 0 && api::from_hex(hex, operator_.data(), operator_.size());
   }
   ~Server() { stop(); }
+  pid_t pid() const { return child_.pid; }
   // SIGTERM; returns the exit code (0 = clean).
   int stop() {
     if (child_.pid <= 0) return exit_code_;

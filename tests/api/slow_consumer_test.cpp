@@ -1,7 +1,7 @@
-// The slow-consumer policy of a WebSocket connection (docs/ARCHITECTURE.md "Bad input"): the first time its
-// send queue is over the bound, what is queued is dropped and it gets one fresh snapshot of each
-// book it follows; the second time it is cut at once, counted once. Driven through WorkerLogic on a real pipeline's
-// read side, with a connection whose queue depth the test sets.
+// The slow-consumer policy of a WebSocket connection (docs/ARCHITECTURE.md "Bad input"): the first
+// time its send queue is over the bound, what is queued is dropped and it gets one fresh snapshot
+// of each book it follows; the second time it is cut at once, counted once. Driven through
+// WorkerLogic on a real pipeline's read side, with a connection whose queue depth the test sets.
 #include <gtest/gtest.h>
 
 #include "support/tx_builder.hpp"

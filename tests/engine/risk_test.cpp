@@ -1,6 +1,6 @@
-// Risk lifecycle scenarios (docs/ARCHITECTURE.md "Risk lifecycle"): funding, health and the liquidation
-// waterfall, the circuit breaker, the dead man's switch, determinism across runs and snapshots.
-// Tables of {what, tx, expected reject} plus state checks; validate() after every tx.
+// Risk lifecycle scenarios (docs/ARCHITECTURE.md "Risk lifecycle"): funding, health and the
+// liquidation waterfall, the circuit breaker, the dead man's switch, determinism across runs and
+// snapshots. Tables of {what, tx, expected reject} plus state checks; validate() after every tx.
 #include <gtest/gtest.h>
 
 #include <functional>

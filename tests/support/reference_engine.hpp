@@ -1,6 +1,6 @@
 #pragma once
-// The naive reference: the same rules as the engine (docs/ARCHITECTURE.md "Engine rules"), written the
-// obvious way with std::map and std::deque, no pools, no caches, no aggregates: open-order
+// The naive reference: the same rules as the engine (docs/ARCHITECTURE.md "Engine rules"), written
+// the obvious way with std::map and std::deque, no pools, no caches, no aggregates: open-order
 // totals and margin are recomputed from scratch every time. Slow on purpose, easy to read.
 #include <cstdint>
 #include <deque>

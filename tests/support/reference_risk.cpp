@@ -1,5 +1,5 @@
-// The reference engine's liquidation waterfall (docs/ARCHITECTURE.md "Risk lifecycle"), the obvious way:
-// after every tx, rounds that refresh every mark, take every account under maintenance margin
+// The reference engine's liquidation waterfall (docs/ARCHITECTURE.md "Risk lifecycle"), the obvious
+// way: after every tx, rounds that refresh every mark, take every account under maintenance margin
 // (all accounts scanned, in creation order) and liquidate them one after the other. No index:
 // the fast engine's liquidation index must find exactly the same accounts.
 #include <algorithm>

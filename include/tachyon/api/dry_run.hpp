@@ -1,7 +1,7 @@
 #pragma once
 // The dry-run every submitted tx goes through on its api worker before it may reach the
-// sequencer (docs/ARCHITECTURE.md "Dry-run"): decode (done by the caller) -> expiry -> account -> key ->
-// signature -> nonce -> market -> shape -> amounts -> band -> margin, against the read-side
+// sequencer (docs/ARCHITECTURE.md "Dry-run"): decode (done by the caller) -> expiry -> account ->
+// key -> signature -> nonce -> market -> shape -> amounts -> band -> margin, against the read-side
 // snapshots. The sequencer re-validates authoritatively; the signature is checked only here.
 #include <array>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
-// tx_info JSON <-> Tx (docs/ARCHITECTURE.md "Tx types and tx_info"): Lighter's PascalCase fields per tx type, `Sig` as
-// base64 of the 64-byte Ed25519 signature, `L2TxAttributes` keyed by decimal type. Operator txs
-// (admin listener) use the same form with their own fields.
+// tx_info JSON <-> Tx (docs/ARCHITECTURE.md "Tx types and tx_info"): Lighter's PascalCase fields
+// per tx type, `Sig` as base64 of the 64-byte Ed25519 signature, `L2TxAttributes` keyed by decimal
+// type. Operator txs (admin listener) use the same form with their own fields.
 #include <string>
 #include <string_view>
 

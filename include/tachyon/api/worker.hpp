@@ -165,7 +165,7 @@ class WsConn {
   std::string ip;
   uint64_t offset = 0;  // per-connection frame counter (`offset`)
   bool resynced = false;
-  bool cut = false;  // cut_conn was called: nothing more is sent or counted
+  bool cut = false;               // cut_conn was called: nothing more is sent or counted
   std::vector<std::string> subs;  // channel names as subscribed ("order_book/0")
   int64_t last_rx_ns = 0;         // the last frame from the client (idle timeout)
   // Cancel-on-disconnect: a signed CancelAllOrders the server submits when the connection drops.
@@ -257,8 +257,7 @@ class WorkerLogic {
   std::optional<HttpReply> decode_txs(const FormFields& f, SendKind kind, std::vector<int>& types,
                                       std::vector<std::string>& infos);
   std::optional<HttpReply> admit(bool admin, SendKind kind, const std::vector<int>& types,
-                                 const std::vector<std::string>& infos,
-                                 std::vector<SignedTx>& txs);
+                                 const std::vector<std::string>& infos, std::vector<SignedTx>& txs);
   std::optional<HttpReply> dry_run(SendKind kind, int type, SignedTx& st, int64_t now_ms,
                                    std::span<const SignedTx> reserved);
   HttpReply submit_all(const std::vector<SignedTx>& txs, const std::vector<int>& types, bool admin,

@@ -25,7 +25,6 @@ class ThreadOwner {
   const char* role() const { return role_; }
 
 #ifdef TACHYON_CHECK_OWNERS
-  static constexpr bool kChecked = true;
   void check(const char* what) const {
     const std::thread::id me = std::this_thread::get_id();
     std::thread::id none{};
@@ -42,7 +41,6 @@ class ThreadOwner {
  private:
   mutable std::atomic<std::thread::id> owner_{};
 #else
-  static constexpr bool kChecked = false;
   void check(const char*) const {}
   void release() {}
 

@@ -110,7 +110,7 @@ class BookCaches {
   std::vector<std::atomic<BroadcastLog<BookDeltaRecord>*>> deltas_;
   std::atomic<uint64_t> publications_{0};  // statistics only: relaxed
   std::vector<Cache> caches_;
-  OrderNodes nodes_;          // every resting order of every book
+  OrderNodes nodes_;            // every resting order of every book
   OrderIndex last_rested_ = 0;  // order indices grow: the next ones to rest follow it
   std::vector<MarketId> changed_;
   std::array<int16_t, 4> recent_{-1, -1, -1, -1};  // published last (keep_warm), a ring

@@ -1,8 +1,8 @@
 #pragma once
 // What an api worker may touch of the pipeline (docs/ARCHITECTURE.md "Module map": the api uses
-// pipe's read side only): its own ingress ring (submit) and result ring (poll_results), the read side
-// (market and account views, histories, the update log), the published book snapshots and their
-// delta history. Nothing of the engine, the journal or the committer: the Pipeline behind it
+// pipe's read side only): its own ingress ring (submit) and result ring (poll_results), the read
+// side (market and account views, histories, the update log), the published book snapshots and
+// their delta history. Nothing of the engine, the journal or the committer: the Pipeline behind it
 // (pipeline.hpp, seen only by the app) owns those.
 #include <atomic>
 #include <cstdint>

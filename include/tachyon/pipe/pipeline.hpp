@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "tachyon/core/alloc.hpp"
-#include "tachyon/engine/engine.hpp"
 #include "tachyon/core/thread_owner.hpp"
+#include "tachyon/engine/engine.hpp"
 #include "tachyon/pipe/book_snapshot.hpp"
 #include "tachyon/pipe/front.hpp"
 #include "tachyon/pipe/pipe_metrics.hpp"
@@ -195,9 +195,9 @@ class Pipeline final : public Front {
   std::function<void()> notify_;
   std::vector<BatchSample> batch_samples_;
   uint64_t last_result_seq_ = 0;  // the last tx whose result was applied (maybe not yet published)
-  size_t batch_ = 0;              // updates applied and not yet published (whole txs unless mid_tx_)
-  bool mid_tx_ = false;           // the last update applied was not its tx's last
-  size_t releasable_ = 0;         // held results at the front whose tx is published
+  size_t batch_ = 0;       // updates applied and not yet published (whole txs unless mid_tx_)
+  bool mid_tx_ = false;    // the last update applied was not its tx's last
+  size_t releasable_ = 0;  // held results at the front whose tx is published
   HeldResults held_{1 << 14};
   // run_on_sequencer hand-off: task_pending_ is released by the caller after task_ is set and by
   // the sequencer after the task ran; the mutex orders task_ itself.

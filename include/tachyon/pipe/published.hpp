@@ -7,8 +7,9 @@
 //           an object tagged G is freed once no reader is active with an announced epoch <= G.
 // A reader that loaded the old pointer announced before the swap, so its epoch is <= G; a reader
 // announcing after the bump sees the new pointer. libstdc++ 12's atomic<shared_ptr> takes a
-// spin-lock bit on every load (docs/ARCHITECTURE.md "Toolchain"); bench/pipe/bench_published.cpp measures both.
-// Threads: publish()/collect() on the one writer; Reader on the reader thread that got it.
+// spin-lock bit on every load (docs/ARCHITECTURE.md "Toolchain"); bench/pipe/bench_published.cpp
+// measures both. Threads: publish()/collect() on the one writer; Reader on the reader thread that
+// got it.
 #include <atomic>
 #include <cstdint>
 #include <memory>

@@ -27,7 +27,7 @@ namespace tachyon::pipe {
 
 struct ReadModelConfig {
   ReadSideConfig read;
-  uint32_t max_readers = 16;  // reader threads per book snapshot
+  uint32_t max_readers = 16;   // reader threads per book snapshot
   size_t book_history = 1024;  // delta records kept per market (resume, orderBookUpdates)
 };
 

@@ -1,6 +1,7 @@
 #pragma once
-// The read side (docs/ARCHITECTURE.md "The path of one signed tx"): what the apply thread keeps from the update stream for the api
-// workers, published as immutable objects that readers use without locks:
+// The read side (docs/ARCHITECTURE.md "The path of one signed tx"): what the apply thread keeps
+// from the update stream for the api workers, published as immutable objects that readers use
+// without locks:
 //   - per market: MarketView (parameters, prices, open interest, daily figures) on every batch
 //     that changed it, and MarketHistory (recent trades, candles 1m..1w) at most every
 //     history_interval, plus on an idle apply thread;
@@ -491,7 +492,12 @@ class ReadSide {
   AccountState* find_account(AccountIndex a);  // nullptr: neither a state nor a published view
   void touch(AccountState& s);
   void touch(MarketState& m);
-  void on_trade(const StateUpdate& u);  void on_market(const StateUpdate& u);  void on_funding(const StateUpdate& u);  void on_position(const StateUpdate& u);  void on_api_key(const StateUpdate& u);  void on_result(const StateUpdate& u);
+  void on_trade(const StateUpdate& u);
+  void on_market(const StateUpdate& u);
+  void on_funding(const StateUpdate& u);
+  void on_position(const StateUpdate& u);
+  void on_api_key(const StateUpdate& u);
+  void on_result(const StateUpdate& u);
   void on_order(const StateUpdate& u);
   void publish_account(AccountState& s, int64_t now_ns, bool force);
   void append_trade(AccountState& s, const TradeRecord& rec);

@@ -77,19 +77,7 @@ class SpscRing {
   // (that item is taken). Returns how many were taken.
   template <typename F>
   size_t drain_until(F&& f, size_t limit) {
-    const uint64_t h = head_.load(std::memory_order_relaxed);
-    if (h == cached_tail_) {
-      cached_tail_ = tail_.load(std::memory_order_acquire);
-      if (h == cached_tail_) return 0;
-    }
-    const uint64_t avail = cached_tail_ - h;
-    const size_t n = avail < limit ? static_cast<size_t>(avail) : limit;
-    size_t i = 0;
-    while (i < n) {
-      if (!f(slots_[(h + i++) & mask_])) break;
-    }
-    head_.store(h + i, std::memory_order_release);
-    return i;
+    return drain_while([](const T&) { return true; }, f, limit);
   }
 
   // Consumer: as drain_until, but an item for which admit(const T&) is false stops the drain
@@ -97,11 +85,7 @@ class SpscRing {
   template <typename A, typename F>
   size_t drain_while(A&& admit, F&& f, size_t limit) {
     const uint64_t h = head_.load(std::memory_order_relaxed);
-    if (h == cached_tail_) {
-      cached_tail_ = tail_.load(std::memory_order_acquire);
-      if (h == cached_tail_) return 0;
-    }
-    const uint64_t avail = cached_tail_ - h;
+    const uint64_t avail = available(h);
     const size_t n = avail < limit ? static_cast<size_t>(avail) : limit;
     size_t i = 0;
     while (i < n) {
@@ -110,18 +94,14 @@ class SpscRing {
       ++i;
       if (!f(v)) break;
     }
-    head_.store(h + i, std::memory_order_release);
+    if (i > 0) head_.store(h + i, std::memory_order_release);
     return i;
   }
 
   // Consumer: the oldest item, left in the ring; nullptr when it is empty.
   const T* peek() {
     const uint64_t h = head_.load(std::memory_order_relaxed);
-    if (h == cached_tail_) {
-      cached_tail_ = tail_.load(std::memory_order_acquire);
-      if (h == cached_tail_) return nullptr;
-    }
-    return &slots_[h & mask_];
+    return available(h) > 0 ? &slots_[h & mask_] : nullptr;
   }
 
   // Either side; a snapshot that may be stale by the time it is read.
@@ -131,6 +111,13 @@ class SpscRing {
   }
 
  private:
+  // Consumer: how many items follow head `h`; reads the producer's tail only when the cached
+  // one is used up (acquire: the items up to it are written).
+  uint64_t available(uint64_t h) {
+    if (h == cached_tail_) cached_tail_ = tail_.load(std::memory_order_acquire);
+    return cached_tail_ - h;
+  }
+
   alignas(kFalseSharingRange) std::atomic<uint64_t> head_{0};  // consumer writes
   alignas(kFalseSharingRange) uint64_t cached_tail_ = 0;       // consumer's copy of tail_
   alignas(kFalseSharingRange) std::atomic<uint64_t> tail_{0};  // producer writes

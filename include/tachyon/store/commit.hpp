@@ -3,7 +3,8 @@
 // M txs; a committer thread, never on the hot path, replays the block's txs on its own replica of
 // the engine and computes for each block:
 //   tx_root    = hash chain over the block's tx hashes (BLAKE2b-256; tx_hash is BLAKE2b-320 of
-//                the tx's canonical bytes, the 80-hex-character hash of docs/ARCHITECTURE.md "Signatures");
+//                the tx's canonical bytes, the 80-hex-character hash of docs/ARCHITECTURE.md
+//                "Signatures");
 //   state_root = BLAKE2b-256(accounts Merkle root || markets Merkle root || engine counters),
 //                the Merkle trees kept incrementally: only leaves a block touched are rehashed;
 //   commitment = BLAKE2b-256(previous commitment || block || seq range || tx_root || state_root).
