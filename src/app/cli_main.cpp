@@ -84,15 +84,11 @@ int keygen_cmd(const std::string& out) {
   api::PublicKey pk;
   api::SecretKey sk;
   api::keygen(pk, sk);
-  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    std::fprintf(stderr, "tachyon-cli: cannot create %s: %s\n", out.c_str(), std::strerror(errno));
+  const std::string text = api::to_hex(sk.data(), sk.size()) + "\n";
+  if (Status s = store::posix_disk().write_file_new(out, text); !s.ok()) {
+    std::fprintf(stderr, "tachyon-cli: cannot create %s\n", s.message().c_str());
     return 1;
   }
-  const std::string text = api::to_hex(sk.data(), sk.size()) + "\n";
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!ok) return 1;
   std::printf("%s\n", api::to_hex(pk.data(), pk.size()).c_str());
   return 0;
 }

@@ -19,7 +19,7 @@
 #include <utility>
 
 #include "tachyon/core/crc32c.hpp"
-#include "tachyon/store/files.hpp"
+#include "tachyon/store/disk.hpp"
 #include "tachyon/store/journal.hpp"
 #include "tachyon/store/snapshot.hpp"
 
@@ -424,7 +424,7 @@ Status check_options(const ExportOptions& o) {
     if (std::mismatch(data.begin(), data.end(), out.begin(), out.end()).first == data.end())
       return Status::error("--out must not be the data directory or inside it");
   }
-  return store::make_dirs(o.out_dir);
+  return store::posix_disk().make_dirs(o.out_dir);
 }
 
 // The state the replay starts from.

@@ -12,7 +12,7 @@
 #include "binary_io.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/core/crc32c.hpp"
-#include "tachyon/store/files.hpp"
+#include "tachyon/store/disk.hpp"
 
 namespace tachyon::app {
 
@@ -130,9 +130,9 @@ Status save_history(const std::string& data_dir, pipe::ReadSide& rs,
   put(out, accounts);
   out += refs;
   put<uint32_t>(out, crc32c(reinterpret_cast<const uint8_t*>(out.data()), out.size()));
-  // all or nothing: a temp file, fsynced, renamed over the old one
-  return store::write_file_atomic(path_of(data_dir), std::vector<uint8_t>(out.begin(), out.end()),
-                                  {});
+  // all or nothing: a temp file, synced, renamed over the old one
+  return store::posix_disk().write_file_atomic(path_of(data_dir), std::vector<uint8_t>(out.begin(), out.end()),
+                                               {});
 }
 
 Status load_history(const std::string& data_dir, std::vector<pipe::MarketHistory>& out,

@@ -10,7 +10,7 @@
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/codec/codec.hpp"
 #include "tachyon/core/crc32c.hpp"
-#include "tachyon/store/files.hpp"
+#include "tachyon/store/disk.hpp"
 
 namespace tachyon::app {
 
@@ -45,9 +45,9 @@ Status save_tx_index(const std::string& data_dir, const TxRecords& records) {
     out.append(reinterpret_cast<const char*>(buf.data()), n);
   }
   put<uint32_t>(out, crc32c(reinterpret_cast<const uint8_t*>(out.data()), out.size()));
-  // all or nothing: a temp file, fsynced, renamed over the old one
-  return store::write_file_atomic(path_of(data_dir), std::vector<uint8_t>(out.begin(), out.end()),
-                                  {});
+  // all or nothing: a temp file, synced, renamed over the old one
+  return store::posix_disk().write_file_atomic(path_of(data_dir), std::vector<uint8_t>(out.begin(), out.end()),
+                                               {});
 }
 
 Status load_tx_index(const std::string& data_dir, TxRecords& out) {

@@ -1,22 +1,15 @@
 #include "tachyon/store/journal.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 
 #include "tachyon/codec/codec.hpp"
 #include "tachyon/core/assert.hpp"
 #include "tachyon/core/crc32c.hpp"
-#include "tachyon/store/files.hpp"
 
 namespace tachyon::store {
-
-namespace fs = std::filesystem;
 
 namespace {
 constexpr char kMagic[8] = {'T', 'C', 'H', 'Y', 'J', 'R', 'N', 'L'};
@@ -44,17 +37,26 @@ struct Segment {
   std::string path;
 };
 
-std::vector<Segment> list_segments(const std::string& dir) {
+std::vector<Segment> list_segments(Disk& disk, const std::string& dir) {
   std::vector<Segment> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
+  std::vector<std::string> names;
+  if (!disk.list(dir, names).ok()) return out;
+  for (const std::string& name : names) {
     unsigned long long seq = 0;
     if (name.size() == 32 && std::sscanf(name.c_str(), "journal-%20llu.wal", &seq) == 1)
-      out.push_back({seq, e.path().string()});
+      out.push_back({seq, dir + "/" + name});
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.first_seq < b.first_seq; });
   return out;
+}
+
+// A failed sync is never retried (see Journal::failed()), whatever its errno says.
+Status final_error(const Status& s) { return s.ok() ? s : Status::error(s.message()); }
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 bool all_zero(const uint8_t* p, size_t n) {
@@ -85,106 +87,125 @@ const char* durability_name(Durability d) {
 
 // ---- scanning and recovery ----
 
-uint64_t first_journal_seq(const std::string& dir) {
-  const auto segments = list_segments(dir);
+uint64_t first_journal_seq(const std::string& dir, Disk& disk) {
+  const auto segments = list_segments(disk, dir);
   return segments.empty() ? 0 : segments.front().first_seq;
 }
 
+namespace {
+
+// Reads one segment's records. `tail`: the last segment, where a torn end is expected.
+class SegmentScan {
+ public:
+  SegmentScan(const Segment& seg, bool tail, const std::vector<uint8_t>& data, JournalScan& scan)
+      : seg_(seg), tail_(tail), data_(data), scan_(scan) {}
+
+  // Calls `apply` for each record after after_seq; `expect` is the next seq (0: not yet known).
+  // Sets torn_at when the segment ends in a torn tail (SIZE_MAX: it does not).
+  Status run(uint64_t after_seq, uint64_t& expect, const std::function<void(const Tx&)>& apply);
+  size_t torn_at = SIZE_MAX;
+  std::string torn_why;
+
+ private:
+  Status damaged(size_t off, const std::string& why);
+  Status header(uint64_t expect);
+  std::string where(size_t off) const { return seg_.path + " at offset " + std::to_string(off); }
+
+  const Segment& seg_;
+  const bool tail_;
+  const std::vector<uint8_t>& data_;
+  JournalScan& scan_;
+};
+
+// A power cut during a group commit leaves the unsynced end of the last segment cut short, zeroed,
+// or with a last page whose sectors are partly old: damage followed by nothing but zeros, or by at
+// most the rest of one page. Damage further back, or in an earlier segment, is corruption.
+constexpr size_t kTornBytes = 4096 + kFrameHeaderSize + codec::kMaxRecordSize;
+
+Status SegmentScan::damaged(size_t off, const std::string& why) {
+  if (!tail_)
+    return Status::error("journal corrupt in " + where(off) + ": " + why +
+                         " (not the last segment)");
+  const size_t rest = data_.size() - off;
+  if (rest > kTornBytes && !all_zero(data_.data() + off + kTornBytes, rest - kTornBytes))
+    return Status::error("journal corrupt in " + where(off) + ": " + why +
+                         ", with records after it");
+  torn_at = off;
+  torn_why = why;
+  return Status();
+}
+
+Status SegmentScan::header(uint64_t expect) {
+  if (data_.size() < kSegmentHeaderSize) return damaged(0, "segment header incomplete");
+  if (all_zero(data_.data(), kSegmentHeaderSize)) return damaged(0, "segment header not written");
+  uint32_t crc = 0;
+  std::memcpy(&crc, data_.data() + 20, 4);
+  uint64_t first = 0;
+  std::memcpy(&first, data_.data() + 8, 8);
+  if (std::memcmp(data_.data(), kMagic, 8) != 0 || crc != crc32c(data_.data(), 20) ||
+      first != seg_.first_seq)
+    return Status::error("journal segment header corrupt: " + seg_.path);
+  if (expect != 0 && first != expect)
+    return Status::error("journal gap: " + seg_.path + " starts at seq " + std::to_string(first) +
+                         ", expected " + std::to_string(expect));
+  return Status();
+}
+
+Status SegmentScan::run(uint64_t after_seq, uint64_t& expect,
+                        const std::function<void(const Tx&)>& apply) {
+  if (Status s = header(expect); !s.ok() || torn_at != SIZE_MAX) return s;
+  for (size_t off = kSegmentHeaderSize; off < data_.size();) {
+    const size_t left = data_.size() - off;
+    if (left < kFrameHeaderSize) return damaged(off, "partial frame header");
+    if (all_zero(data_.data() + off, left)) return damaged(off, "zero-filled tail");
+    uint32_t len = 0, fcrc = 0;
+    std::memcpy(&len, data_.data() + off, 4);
+    std::memcpy(&fcrc, data_.data() + off + 4, 4);
+    const uint8_t* payload = data_.data() + off + kFrameHeaderSize;
+    if (len == 0 || len > codec::kMaxRecordSize) return damaged(off, "impossible record length");
+    if (len > left - kFrameHeaderSize) return damaged(off, "frame runs past the end");
+    if (crc32c(payload, len) != fcrc) return damaged(off, "checksum mismatch");
+    Tx tx;
+    const codec::Decoded d = codec::decode(std::span<const uint8_t>(payload, len), tx);
+    if (!d.ok())  // its checksum held: written that way, not torn
+      return Status::error("journal record undecodable in " + where(off) + ": " +
+                           std::string(codec::error_message(d.error)));
+    const uint64_t seq = tx.h.seq;
+    if (expect == 0 ? seq != seg_.first_seq : seq != expect)
+      return Status::error("journal seq out of order in " + where(off) + ": got " +
+                           std::to_string(seq));
+    expect = seq + 1;
+    if (scan_.first_seq == 0) scan_.first_seq = seq;
+    scan_.last_seq = seq;
+    ++scan_.records;
+    if (seq > after_seq) apply(tx);
+    off += kFrameHeaderSize + len;
+  }
+  return Status();
+}
+
+}  // namespace
+
 Status replay_journal(const std::string& dir, uint64_t after_seq,
-                      const std::function<void(const Tx&)>& apply, JournalScan& scan, bool repair) {
+                      const std::function<void(const Tx&)>& apply, JournalScan& scan, bool repair,
+                      Disk& disk) {
   scan = JournalScan{};
-  const auto segments = list_segments(dir);
+  const auto segments = list_segments(disk, dir);
   uint64_t expect = 0;  // next seq; 0 = not yet known
   for (size_t si = 0; si < segments.size(); ++si) {
     const Segment& seg = segments[si];
-    const bool last = si + 1 == segments.size();
     std::vector<uint8_t> data;
-    if (Status s = read_file(seg.path, data); !s.ok()) return s;
+    if (Status s = disk.read(seg.path, data); !s.ok()) return s;
     ++scan.segments;
-    auto where = [&](size_t off) { return seg.path + " at offset " + std::to_string(off); };
-    auto torn = [&](size_t off, const std::string& why) -> Status {
-      if (!last)
-        return Status::error("journal corrupt in " + where(off) + ": " + why +
-                             " (not the last segment)");
-      scan.truncated_tail = true;
-      scan.note = "truncated torn tail of " + where(off) + ": " + why;
-      if (repair) {
-        if (off < kSegmentHeaderSize) return remove_file(seg.path);
-        return truncate_file(seg.path, off);
-      }
-      return Status();
-    };
-    if (data.size() < kSegmentHeaderSize) {
-      if (Status s = torn(0, "segment header incomplete"); !s.ok()) return s;
-      break;
-    }
-    uint32_t crc = 0;
-    std::memcpy(&crc, data.data() + 20, 4);
-    uint64_t first = 0;
-    std::memcpy(&first, data.data() + 8, 8);
-    if (std::memcmp(data.data(), kMagic, 8) != 0 || crc != crc32c(data.data(), 20) ||
-        first != seg.first_seq)
-      return Status::error("journal segment header corrupt: " + seg.path);
-    if (expect != 0 && first != expect)
-      return Status::error("journal gap: " + seg.path + " starts at seq " + std::to_string(first) +
-                           ", expected " + std::to_string(expect));
-    size_t off = kSegmentHeaderSize;
-    bool stop = false;
-    while (off < data.size() && !stop) {
-      const size_t left = data.size() - off;
-      if (left < kFrameHeaderSize) {
-        if (Status s = torn(off, "partial frame header"); !s.ok()) return s;
-        stop = true;
-        break;
-      }
-      uint32_t len = 0, fcrc = 0;
-      std::memcpy(&len, data.data() + off, 4);
-      std::memcpy(&fcrc, data.data() + off + 4, 4);
-      const uint8_t* payload = data.data() + off + kFrameHeaderSize;
-      // A torn write cuts the file: zeros, or a last frame that runs past the end, or one that
-      // fails its checksum with nothing but zeros after it. Anything else is corruption.
-      if (all_zero(data.data() + off, left)) {
-        if (Status s = torn(off, "zero-filled tail"); !s.ok()) return s;
-        stop = true;
-        break;
-      }
-      if (len == 0 || len > codec::kMaxRecordSize)
-        return Status::error("journal corrupt in " + where(off) + ": impossible record length");
-      if (len > left - kFrameHeaderSize) {
-        if (Status s = torn(off, "frame runs past the end"); !s.ok()) return s;
-        stop = true;
-        break;
-      }
-      if (crc32c(payload, len) != fcrc) {
-        const size_t frame_end = off + kFrameHeaderSize + len;
-        if (!all_zero(data.data() + frame_end, data.size() - frame_end) || !last)
-          return Status::error("journal corrupt in " + where(off) +
-                               ": bad checksum with records after it");
-        if (Status s = torn(off, "checksum mismatch in the last record"); !s.ok()) return s;
-        stop = true;
-        break;
-      }
-      Tx tx;
-      const codec::Decoded d = codec::decode(std::span<const uint8_t>(payload, len), tx);
-      if (!d.ok())
-        return Status::error("journal record undecodable in " + where(off) + ": " +
-                             std::string(codec::error_message(d.error)));
-      const uint64_t seq = tx.h.seq;
-      if (expect == 0 ? seq != seg.first_seq : seq != expect)
-        return Status::error("journal seq out of order in " + where(off) + ": got " +
-                             std::to_string(seq));
-      expect = seq + 1;
-      if (scan.first_seq == 0) scan.first_seq = seq;
-      scan.last_seq = seq;
-      ++scan.records;
-      if (seq > after_seq) apply(tx);
-      off += kFrameHeaderSize + len;
-    }
-    if (stop) {
-      if (si + 1 < segments.size())
-        return Status::error("journal segment after a torn tail: " + segments[si + 1].path);
-      break;
-    }
+    SegmentScan seg_scan(seg, si + 1 == segments.size(), data, scan);
+    if (Status s = seg_scan.run(after_seq, expect, apply); !s.ok()) return s;
+    if (seg_scan.torn_at == SIZE_MAX) continue;
+    scan.truncated_tail = true;
+    scan.note = "truncated torn tail of " + seg.path + " at offset " +
+                std::to_string(seg_scan.torn_at) + ": " + seg_scan.torn_why;
+    if (!repair) break;
+    if (seg_scan.torn_at < kSegmentHeaderSize) return disk.remove(seg.path);
+    return disk.truncate_file(seg.path, seg_scan.torn_at);
   }
   return Status();
 }
@@ -192,52 +213,57 @@ Status replay_journal(const std::string& dir, uint64_t after_seq,
 // ---- appending ----
 
 Status Journal::open(const JournalConfig& cfg, uint64_t next_seq, std::unique_ptr<Journal>& out) {
-  if (Status s = make_dirs(cfg.dir); !s.ok()) return s;
+  Disk& disk = *cfg.disk;
+  if (Status s = disk.make_dirs(cfg.dir); !s.ok()) return s;
   std::unique_ptr<Journal> j(new Journal(cfg));
   j->next_seq_ = next_seq;
   j->durable_seq_.store(next_seq - 1);
-  const auto segments = list_segments(cfg.dir);
+  const auto segments = list_segments(disk, cfg.dir);
   if (!segments.empty() && segments.back().first_seq <= next_seq) {
-    j->fd_ = ::open(segments.back().path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (j->fd_ < 0)
-      return Status::error("open " + segments.back().path + ": " + std::strerror(errno));
-    j->segment_size_ = static_cast<uint64_t>(::lseek(j->fd_, 0, SEEK_END));
+    const std::string& path = segments.back().path;
+    if (Status s = disk.open(path, OpenMode::kAppend, j->fd_); !s.ok()) return s;
+    if (Status s = disk.size(j->fd_, j->segment_size_); !s.ok()) return s;
+    // What recovery read is what later records build on: durable before any of them is.
+    if (cfg.durability == Durability::kFsync) {
+      if (Status s = disk.sync(j->fd_); !s.ok()) return s;
+    }
   } else if (Status s = j->roll_segment(next_seq); !s.ok()) {
     return s;
   }
   j->pending_.reserve(cfg.max_pending_bytes);
   j->writing_.reserve(cfg.max_pending_bytes);
-  j->writer_ = std::thread([p = j.get()] { p->writer_loop(); });
+  if (cfg.writer_thread) j->writer_ = std::thread([p = j.get()] { p->writer_loop(); });
   out = std::move(j);
   return Status();
 }
 
 Journal::~Journal() { close(); }
 
+// Syncs and closes the current segment (when there is one) and starts the next. Fails without a
+// trace of the new segment, so that a retry after ENOSPC starts it again.
 Status Journal::roll_segment(uint64_t first_seq) {
+  Disk& disk = *cfg_.disk;
   if (fd_ >= 0) {
-    if (cfg_.durability == Durability::kFsync && ::fdatasync(fd_) != 0)
-      return Status::error(std::string("fdatasync: ") + std::strerror(errno));
-    ::close(fd_);
+    if (cfg_.durability == Durability::kFsync) {
+      if (Status s = disk.sync(fd_); !s.ok()) return final_error(s);
+    }
+    disk.close(fd_);
+    fd_ = -1;
   }
   const std::string path = cfg_.dir + "/" + segment_name(first_seq);
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) return Status::error("create " + path + ": " + std::strerror(errno));
+  (void)disk.remove(path);  // left by a start that failed: its header may be partial
+  int fd = -1;
+  if (Status s = disk.open(path, OpenMode::kCreateAppend, fd); !s.ok()) return s;
   const auto h = segment_header(first_seq);
-  if (Status s = write_all(h.data(), h.size()); !s.ok()) return s;
-  segment_size_ = h.size();
-  if (cfg_.durability == Durability::kFsync) return sync_dir(cfg_.dir);
-  return Status();
-}
-
-Status Journal::write_all(const uint8_t* p, size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd_, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return Status::error(std::string("journal write: ") + std::strerror(errno));
-    p += w;
-    n -= static_cast<size_t>(w);
+  Status s = disk.write(fd, h.data(), h.size());
+  if (s.ok() && cfg_.durability == Durability::kFsync) s = final_error(disk.sync_dir(cfg_.dir));
+  if (!s.ok()) {
+    disk.close(fd);
+    (void)disk.remove(path);
+    return s;
   }
+  fd_ = fd;
+  segment_size_ = h.size();
   return Status();
 }
 
@@ -252,8 +278,9 @@ void Journal::append(const Tx& tx) {
   std::memcpy(frame, &l32, 4);
   std::memcpy(frame + 4, &crc, 4);
   std::unique_lock lk(mu_);
-  space_cv_.wait(lk,
-                 [&] { return pending_.size() + len + 8 <= cfg_.max_pending_bytes || failed(); });
+  space_cv_.wait(lk, [&] {
+    return pending_.size() + len + 8 <= cfg_.max_pending_bytes || failed() || !cfg_.writer_thread;
+  });
   if (pending_.empty()) pending_first_ = tx.h.seq;
   pending_.insert(pending_.end(), frame, frame + kFrameHeaderSize);
   pending_.insert(pending_.end(), rec, rec + len);
@@ -265,54 +292,122 @@ void Journal::append(const Tx& tx) {
   work_cv_.notify_one();
 }
 
+// Moves what append() buffered into writing_, unless a batch the disk had no room for is still
+// there. False: nothing to write (or, waiting, the journal is closing).
+bool Journal::take_pending(bool wait_for_work) {
+  if (!writing_.empty()) return true;
+  {
+    std::unique_lock lk(mu_);
+    if (wait_for_work) work_cv_.wait(lk, [&] { return !pending_.empty() || stop_; });
+    if (pending_.empty()) return false;
+    writing_.swap(pending_);
+    pending_.clear();
+    writing_first_ = pending_first_;
+    writing_last_ = pending_last_;
+  }
+  space_cv_.notify_all();
+  return true;
+}
+
+// One group commit's I/O. Out of space, the partial write is cut off again, so the segment holds
+// whole records only and the retry appends where the failed write started.
+Status Journal::write_group() {
+  Disk& disk = *cfg_.disk;
+  if (fd_ < 0 || (segment_size_ + writing_.size() > cfg_.segment_bytes &&
+                  segment_size_ > kSegmentHeaderSize)) {
+    if (Status s = roll_segment(writing_first_); !s.ok()) return s;
+  }
+  if (Status s = disk.write(fd_, writing_.data(), writing_.size()); !s.ok()) {
+    if (!store::out_of_space(s)) return s;
+    if (Status t = disk.truncate(fd_, segment_size_); !t.ok()) return t;  // cannot cut: failed
+    return s;
+  }
+  segment_size_ += writing_.size();
+  if (cfg_.durability == Durability::kFsync) return final_error(disk.sync(fd_));
+  return Status();
+}
+
+void Journal::fail(const Status& s) {
+  std::lock_guard lk(mu_);
+  failure_ = s.message();
+  failed_.store(true, std::memory_order_release);  // after failure_: readers check failed() first
+  durable_cv_.notify_all();
+  space_cv_.notify_all();
+}
+
+void Journal::committed(int64_t started_ns) {
+  const uint64_t first = writing_first_, last = writing_last_;
+  std::function<void(uint64_t)> on_durable;
+  {
+    std::lock_guard lk(mu_);
+    ++stats_.commits;
+    stats_.records += last - first + 1;
+    stats_.bytes += writing_.size();
+    if (on_durable_) on_durable = on_durable_;
+    if (m_group_records_ != nullptr) m_group_records_->record(last - first + 1);
+    if (m_commit_ns_ != nullptr)
+      m_commit_ns_->record(static_cast<uint64_t>(steady_ns() - started_ns));
+  }
+  writing_.clear();
+  out_of_space_.store(false, std::memory_order_release);
+  if (cfg_.durability != Durability::kNone) durable_seq_.store(last, std::memory_order_release);
+  if (on_durable) on_durable(last);
+  { std::lock_guard lk(mu_); }  // pairs with wait_durable's predicate check
+  durable_cv_.notify_all();
+}
+
+Journal::Commit Journal::commit_once(bool wait_for_work) {
+  if (failed()) return Commit::kFailed;
+  if (!take_pending(wait_for_work)) return Commit::kIdle;
+  const int64_t c0 = steady_ns();
+  const Status s = write_group();
+  if (s.ok()) {
+    committed(c0);
+    return Commit::kDone;
+  }
+  if (store::out_of_space(s)) {
+    if (!out_of_space_.exchange(true, std::memory_order_acq_rel)) {
+      std::lock_guard lk(mu_);
+      ++stats_.space_waits;
+    }
+    return Commit::kNoSpace;
+  }
+  fail(s);  // nothing after this can be acknowledged
+  return Commit::kFailed;
+}
+
 void Journal::writer_loop() {
   for (;;) {
-    uint64_t first = 0, last = 0;
-    {
-      std::unique_lock lk(mu_);
-      work_cv_.wait(lk, [&] { return !pending_.empty() || stop_; });
-      if (pending_.empty() && stop_) return;
-      writing_.swap(pending_);
-      pending_.clear();
-      first = pending_first_;
-      last = pending_last_;
+    switch (commit_once(/*wait_for_work=*/true)) {
+      case Commit::kDone: break;
+      case Commit::kIdle: return;  // closing, and everything is written
+      case Commit::kFailed: return;
+      case Commit::kNoSpace: {
+        std::unique_lock lk(mu_);
+        if (work_cv_.wait_for(lk, std::chrono::milliseconds(cfg_.space_retry_ms),
+                              [&] { return stop_; })) {
+          lk.unlock();
+          fail(Status::error("journal closed while the disk was full; " +
+                             std::to_string(writing_last_ - writing_first_ + 1) +
+                             " records were never written"));
+          return;
+        }
+        break;
+      }
     }
-    space_cv_.notify_all();
-    const auto c0 = std::chrono::steady_clock::now();
-    Status s;
-    if (segment_size_ + writing_.size() > cfg_.segment_bytes && segment_size_ > kSegmentHeaderSize)
-      s = roll_segment(first);
-    if (s.ok()) s = write_all(writing_.data(), writing_.size());
-    if (s.ok() && cfg_.durability == Durability::kFsync && ::fdatasync(fd_) != 0)
-      s = Status::error(std::string("journal fdatasync: ") + std::strerror(errno));
-    if (!s.ok()) {  // nothing after this can be acknowledged
-      std::lock_guard lk(mu_);
-      failure_ = s.message();
-      failed_.store(true, std::memory_order_release);
-      durable_cv_.notify_all();
-      space_cv_.notify_all();
-      return;
+  }
+}
+
+Status Journal::flush() {
+  TACHYON_ASSERT(!cfg_.writer_thread, "journal: flush() is for a journal without a writer thread");
+  while (true) {
+    switch (commit_once(/*wait_for_work=*/false)) {
+      case Commit::kDone: continue;
+      case Commit::kIdle: return Status();
+      case Commit::kNoSpace:
+        return Status::sys_error("journal: the disk is full; the records wait for space", ENOSPC);
+      case Commit::kFailed: return Status::error(failure_);
     }
-    segment_size_ += writing_.size();
-    std::function<void(uint64_t)> on_durable;
-    {
-      std::lock_guard lk(mu_);
-      ++stats_.commits;
-      stats_.records += last - first + 1;
-      stats_.bytes += writing_.size();
-      if (on_durable_) on_durable = on_durable_;
-      if (m_group_records_ != nullptr) m_group_records_->record(last - first + 1);
-      if (m_commit_ns_ != nullptr)
-        m_commit_ns_->record(
-            static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      std::chrono::steady_clock::now() - c0)
-                                      .count()));
-    }
-    writing_.clear();
-    if (cfg_.durability != Durability::kNone) durable_seq_.store(last, std::memory_order_release);
-    if (on_durable) on_durable(last);
-    { std::lock_guard lk(mu_); }  // pairs with wait_durable's predicate check
-    durable_cv_.notify_all();
   }
 }
 
@@ -330,9 +425,10 @@ void Journal::close() {
   }
   work_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
+  if (!cfg_.writer_thread && !failed()) (void)flush();
   if (fd_ >= 0) {
-    if (!failed() && cfg_.durability != Durability::kNone) (void)::fdatasync(fd_);
-    ::close(fd_);
+    if (!failed() && cfg_.durability != Durability::kNone) (void)cfg_.disk->sync(fd_);
+    cfg_.disk->close(fd_);
     fd_ = -1;
   }
 }
@@ -343,11 +439,11 @@ Journal::Stats Journal::stats() const {
 }
 
 Status Journal::drop_segments_through(uint64_t seq) {
-  const auto segments = list_segments(cfg_.dir);
+  const auto segments = list_segments(*cfg_.disk, cfg_.dir);
   // A segment is covered when the next one starts at or before seq + 1; the last one never is.
   for (size_t i = 0; i + 1 < segments.size(); ++i) {
     if (segments[i + 1].first_seq > seq + 1) break;
-    if (Status s = remove_file(segments[i].path); !s.ok()) return s;
+    if (Status s = cfg_.disk->remove(segments[i].path); !s.ok()) return s;
   }
   return Status();
 }

@@ -18,7 +18,6 @@
 #include <thread>
 
 #include "tachyon/core/crc32c.hpp"
-#include "tachyon/store/files.hpp"
 
 namespace tachyon::store {
 
@@ -34,43 +33,6 @@ constexpr uint32_t kSnapshotVersion = 2;
 constexpr size_t kChunkBytes = size_t{1} << 20;
 constexpr size_t kMaxChunks = size_t{1} << 16;  // 64 GB of body
 
-// A read-only mapping of a whole file.
-class MappedFile {
- public:
-  ~MappedFile() {
-    if (p_ != nullptr) ::munmap(p_, n_);
-  }
-  Status open(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::error("open " + path + ": " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      ::close(fd);
-      return Status::error("stat " + path + ": " + std::strerror(errno));
-    }
-    n_ = static_cast<size_t>(st.st_size);
-    if (n_ > 0) {
-      void* p = ::mmap(nullptr, n_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      if (p == MAP_FAILED) {
-        ::close(fd);
-        return Status::error("mmap " + path + ": " + std::strerror(errno));
-      }
-      p_ = static_cast<uint8_t*>(p);
-      // Never locked (mlockall's MCL_FUTURE would): the account base keeps it mapped for the
-      // server's life, as page cache the kernel may drop and read again.
-      (void)::munlock(p_, n_);
-    }
-    ::close(fd);
-    return Status();
-  }
-  const uint8_t* data() const { return p_; }
-  size_t size() const { return n_; }
-
- private:
-  uint8_t* p_ = nullptr;
-  size_t n_ = 0;
-};
-
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -84,16 +46,16 @@ std::string snapshot_path(const std::string& dir, uint64_t seq) {
   return dir + buf;
 }
 
-std::vector<SnapshotInfo> list_snapshots(const std::string& dir) {
+std::vector<SnapshotInfo> list_snapshots(const std::string& dir, Disk& disk) {
   std::vector<SnapshotInfo> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
+  std::vector<std::string> names;
+  if (!disk.list(dir, names).ok()) return out;
+  for (const std::string& name : names) {
     unsigned long long seq = 0;
     if (name.size() == 34 && std::sscanf(name.c_str(), "snapshot-%20llu.snap", &seq) == 1) {
       SnapshotInfo s;
       s.seq = seq;
-      s.path = e.path().string();
+      s.path = dir + "/" + name;
       out.push_back(s);
     }
   }
@@ -109,7 +71,7 @@ constexpr size_t kSinkBuffer = size_t{1} << 20;
 constexpr size_t kWriteBuffer = kSinkBuffer + kMaxChunks * sizeof(uint32_t);
 class FileSink final : public ByteSink {
  public:
-  FileSink(int fd, uint8_t* buf) : fd_(fd), buf_(buf) {}
+  FileSink(Disk& disk, int fd, uint8_t* buf) : disk_(disk), fd_(fd), buf_(buf) {}
   void put(const void* data, size_t n) override {
     len_ += n;
     const auto* p = static_cast<const uint8_t*>(data);
@@ -137,7 +99,7 @@ class FileSink final : public ByteSink {
     if (chunk_fill_ > 0) end_chunk();
     if (chunks_ > kMaxChunks) {  // a body past 64 GB: the table holds only kMaxChunks
       ok_ = false;
-      errno = EFBIG;
+      error_ = Status::sys_error("snapshot body past 64 GB", EFBIG);
       return 0;
     }
     const auto* table = buf_ + kSinkBuffer;
@@ -145,17 +107,15 @@ class FileSink final : public ByteSink {
     return crc32c(table, chunks_ * sizeof(uint32_t));
   }
   bool ok() const { return ok_; }
+  const Status& error() const { return error_; }
   uint64_t length() const { return len_; }
 
  private:
   void write_all(const uint8_t* p, size_t n) {
-    while (ok_ && n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0)
-        ok_ = false;
-      else
-        p += w, n -= static_cast<size_t>(w);
+    if (!ok_) return;
+    if (Status s = disk_.write(fd_, p, n); !s.ok()) {
+      ok_ = false;
+      error_ = std::move(s);
     }
   }
   void end_chunk() {
@@ -164,8 +124,10 @@ class FileSink final : public ByteSink {
     chunk_crc_ = 0;
     chunk_fill_ = 0;
   }
+  Disk& disk_;
   int fd_;
   uint8_t* buf_;
+  Status error_;
   size_t used_ = 0;
   uint64_t len_ = 0;
   uint32_t chunk_crc_ = 0;
@@ -176,34 +138,21 @@ class FileSink final : public ByteSink {
 // What writing a snapshot needs, made before it starts: in a fork() child the write itself must
 // not allocate (another thread of the parent may have held an allocator lock at the fork).
 struct SnapshotTarget {
+  Disk* disk;
   std::string dir, path, tmp;
   uint8_t* buf = nullptr;  // kWriteBuffer bytes
 };
 
-SnapshotTarget make_target(const std::string& dir, uint64_t seq, uint8_t* buf) {
-  SnapshotTarget t{dir, snapshot_path(dir, seq), {}, buf};
+SnapshotTarget make_target(Disk& disk, const std::string& dir, uint64_t seq, uint8_t* buf) {
+  SnapshotTarget t{&disk, dir, snapshot_path(dir, seq), {}, buf};
   t.tmp = t.path + ".tmp";
   return t;
 }
 
-// Allocates nothing unless it fails (the error's message).
-Status write_to(const Engine& e, const SnapshotTarget& t, SnapshotInfo* out) {
-  const uint64_t seq = e.last_seq(), hash = e.state_hash();
-  const std::string& path = t.path;
-  const std::string& tmp = t.tmp;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::error("create " + tmp + ": " + std::strerror(errno));
+// The header: what the body holds and its checksums.
+std::array<uint8_t, kSnapshotHeaderSize> snapshot_header(uint64_t seq, uint64_t hash, uint64_t len,
+                                                         uint32_t table_crc) {
   std::array<uint8_t, kSnapshotHeaderSize> head{};
-  bool ok = ::write(fd, head.data(), head.size()) == static_cast<ssize_t>(head.size());
-  FileSink body(fd, t.buf);
-  uint32_t table_crc = 0;
-  if (ok) {
-    e.save(body);
-    body.flush();
-    table_crc = body.write_table();
-    ok = body.ok();
-  }
-  const uint64_t len = body.length();
   std::memcpy(head.data(), kMagic, 8);
   std::memcpy(head.data() + 8, &kSnapshotVersion, 4);
   std::memcpy(head.data() + 16, &seq, 8);
@@ -212,34 +161,56 @@ Status write_to(const Engine& e, const SnapshotTarget& t, SnapshotInfo* out) {
   std::memcpy(head.data() + 40, &table_crc, 4);
   const uint32_t head_crc = crc32c(head.data(), 44);
   std::memcpy(head.data() + 44, &head_crc, 4);
-  ok = ok && ::pwrite(fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size());
-  ok = ok && ::fsync(fd) == 0;
-  const int err = errno;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Status::error("write snapshot " + tmp + ": " + std::strerror(ok ? errno : err));
+  return head;
+}
+
+// Allocates nothing unless it fails (the error's message). The file appears under its name only
+// whole and synced (a temp file renamed), and the name is synced before it counts as written.
+Status write_to(const Engine& e, const SnapshotTarget& t, SnapshotInfo* out) {
+  Disk& disk = *t.disk;
+  const uint64_t seq = e.last_seq(), hash = e.state_hash();
+  int fd = -1;
+  if (Status s = disk.open(t.tmp, OpenMode::kCreateTruncate, fd); !s.ok()) return s;
+  std::array<uint8_t, kSnapshotHeaderSize> head{};
+  Status s = disk.write(fd, head.data(), head.size());  // the real one is written last
+  FileSink body(disk, fd, t.buf);
+  uint32_t table_crc = 0;
+  if (s.ok()) {
+    e.save(body);
+    body.flush();
+    table_crc = body.write_table();
+    if (!body.ok()) s = body.error();
   }
-  if (Status s = sync_dir(t.dir); !s.ok()) return s;
+  const uint64_t len = body.length();
+  head = snapshot_header(seq, hash, len, table_crc);
+  if (s.ok()) s = disk.pwrite(fd, head.data(), head.size(), 0);
+  if (s.ok()) s = disk.sync(fd);
+  disk.close(fd);
+  if (s.ok()) s = disk.rename(t.tmp, t.path);
+  if (!s.ok()) {
+    (void)disk.remove(t.tmp);
+    return Status::sys_error("write snapshot " + t.tmp + ": " + s.message(), s.sys_errno());
+  }
+  if (Status d = disk.sync_dir(t.dir); !d.ok()) return d;
   const uint64_t table = (len + kChunkBytes - 1) / kChunkBytes * sizeof(uint32_t);
-  if (out != nullptr) *out = SnapshotInfo{seq, hash, head.size() + len + table, path};
+  if (out != nullptr) *out = SnapshotInfo{seq, hash, head.size() + len + table, t.path};
   return Status();
 }
 }  // namespace
 
-Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out) {
-  if (Status s = make_dirs(dir); !s.ok()) return s;
+Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out, Disk& disk) {
+  if (Status s = disk.make_dirs(dir); !s.ok()) return s;
   std::vector<uint8_t> buf(kWriteBuffer);
-  return write_to(e, make_target(dir, e.last_seq(), buf.data()), out);
+  return write_to(e, make_target(disk, dir, e.last_seq(), buf.data()), out);
 }
 
 Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info, bool check_hash,
-                     std::shared_ptr<const SavedAccounts>* saved) {
+                     std::shared_ptr<const SavedAccounts>* saved, Disk& disk) {
   // Mapped, not copied: start-up reads the file once. Kept mapped by `saved`, if asked.
   const int64_t t0 = now_ns();
-  auto mapping = std::make_shared<MappedFile>();
-  MappedFile& data = *mapping;
-  if (Status s = data.open(path); !s.ok()) return s;
+  std::shared_ptr<const FileBytes> mapping;
+  if (Status s = disk.map(path, mapping); !s.ok()) return s;
+  const FileBytes& data = *mapping;
   info.read_seconds = static_cast<double>(now_ns() - t0) / 1e9;
   auto bad = [&](const std::string& why) { return Status::error("snapshot " + path + ": " + why); };
   if (data.size() < kSnapshotHeaderSize) return bad("shorter than its header");
@@ -316,11 +287,11 @@ Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info,
   return Status();
 }
 
-Status prune_snapshots(const std::string& dir, size_t keep, uint64_t also_keep) {
-  const auto all = list_snapshots(dir);
+Status prune_snapshots(const std::string& dir, size_t keep, uint64_t also_keep, Disk& disk) {
+  const auto all = list_snapshots(dir, disk);
   for (size_t i = keep; i < all.size(); ++i) {
     if (also_keep != 0 && all[i].seq == also_keep) continue;
-    if (Status s = remove_file(all[i].path); !s.ok()) return s;
+    if (Status s = disk.remove(all[i].path); !s.ok()) return s;
   }
   return Status();
 }
@@ -334,11 +305,11 @@ ForkSnapshotter::~ForkSnapshotter() {
 Status ForkSnapshotter::start(const Engine& e, const std::string& dir, int64_t* pause_ns) {
   if (busy()) return Status::error("a snapshot is already being written");
   if (dir != made_dir_) {
-    if (Status s = make_dirs(dir); !s.ok()) return s;
+    if (Status s = posix_disk().make_dirs(dir); !s.ok()) return s;
     made_dir_ = dir;
   }
   if (buf_ == nullptr) buf_ = std::make_unique<uint8_t[]>(kWriteBuffer);
-  const SnapshotTarget target = make_target(dir, e.last_seq(), buf_.get());
+  const SnapshotTarget target = make_target(posix_disk(), dir, e.last_seq(), buf_.get());
   const pid_t parent = ::getpid();
   const int64_t t0 = now_ns();
   const pid_t pid = ::fork();
@@ -397,12 +368,13 @@ Status ForkSnapshotter::wait() {
 
 Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, size_t keep,
                       uint64_t committed_seq) {
+  Disk& disk = journal.disk();
   if (committed_seq >= seq) {  // the committer is past the snapshot: the usual case
     if (Status s = journal.drop_segments_through(seq); !s.ok()) return s;
-    return prune_snapshots(dir, keep);
+    return prune_snapshots(dir, keep, 0, disk);
   }
   uint64_t base = 0;  // the newest snapshot the committer could restart from (0: none)
-  for (const SnapshotInfo& s : list_snapshots(dir)) {
+  for (const SnapshotInfo& s : list_snapshots(dir, disk)) {
     if (s.seq <= committed_seq) {
       base = s.seq;
       break;
@@ -411,7 +383,7 @@ Status retire_covered(Journal& journal, const std::string& dir, uint64_t seq, si
   if (base != 0) {
     if (Status s = journal.drop_segments_through(base); !s.ok()) return s;
   }
-  return prune_snapshots(dir, keep, base);
+  return prune_snapshots(dir, keep, base, disk);
 }
 
 // ---- recovery ----
@@ -425,16 +397,18 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
   std::shared_ptr<const SavedAccounts>* const saved_accounts = opt.saved_accounts;
   const int64_t t0 = now_ns();
   report = RecoveryReport{};
+  Disk& disk = *opt.disk;
   if (saved_accounts != nullptr) saved_accounts->reset();
-  if (Status s = make_dirs(dir); !s.ok()) return s;
+  if (Status s = disk.make_dirs(dir); !s.ok()) return s;
   std::unique_ptr<Engine> engine;
   std::string snapshot_path;
-  for (const SnapshotInfo& cand : list_snapshots(dir)) {
+  for (const SnapshotInfo& cand : list_snapshots(dir, disk)) {
     if (cand.seq > until_seq) continue;
     const int64_t t_load = now_ns();
     auto e = std::make_unique<Engine>(cfg);
     SnapshotInfo info;
-    if (Status s = load_snapshot(cand.path, *e, info, !defer_hash_check, saved_accounts); !s.ok()) {
+    if (Status s = load_snapshot(cand.path, *e, info, !defer_hash_check, saved_accounts, disk);
+        !s.ok()) {
       report.skipped_snapshots.push_back(s.message());
       continue;
     }
@@ -454,7 +428,7 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
   // The journal must continue the state recovery starts from. One that begins later (its older
   // segments were retired under a snapshot that no longer loads) would lose everything before
   // it without a word when it holds no record yet.
-  if (const uint64_t first = first_journal_seq(dir); first > report.snapshot_seq + 1) {
+  if (const uint64_t first = first_journal_seq(dir, disk); first > report.snapshot_seq + 1) {
     std::string why = "the journal starts at seq " + std::to_string(first) + ", but " +
                       (report.from_snapshot ? "the newest snapshot that loads covers seq " +
                                                   std::to_string(report.snapshot_seq)
@@ -486,7 +460,7 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
         ++next;
         ++report.replayed;
       },
-      report.journal, repair);
+      report.journal, repair, disk);
   if (!s.ok()) return s;
   if (!gap.ok()) return gap;
   report.last_seq = next - 1;

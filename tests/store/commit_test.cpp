@@ -8,7 +8,7 @@
 
 #include "store/store_support.hpp"
 #include "tachyon/store/commit.hpp"
-#include "tachyon/store/files.hpp"
+#include "tachyon/store/disk.hpp"
 #include "tachyon/store/journal.hpp"
 
 namespace tachyon::testing {
@@ -93,7 +93,7 @@ TEST(Commit, blocks_log_chains_every_commitment_and_survives_a_torn_tail) {
     prev = c.commitment;
   }
   const std::string log = dir.path() + "/blocks.log";
-  ASSERT_TRUE(store::truncate_file(log, std::filesystem::file_size(log) - 10).ok());
+  ASSERT_TRUE(store::posix_disk().truncate_file(log, std::filesystem::file_size(log) - 10).ok());
   ASSERT_TRUE(store::read_commitments(dir.path(), blocks).ok());
   EXPECT_EQ(blocks.size(), 9u);  // the torn record is dropped (and cut off the file)
 }

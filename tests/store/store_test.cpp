@@ -8,7 +8,7 @@
 
 #include "store/store_support.hpp"
 #include "tachyon/core/crc32c.hpp"
-#include "tachyon/store/files.hpp"
+#include "tachyon/store/disk.hpp"
 
 namespace tachyon::testing {
 namespace {
@@ -57,7 +57,7 @@ std::vector<std::string> files_with(const std::string& dir, const std::string& p
 
 void flip_byte(const std::string& path, uint64_t offset) {
   std::vector<uint8_t> data;
-  ASSERT_TRUE(store::read_file(path, data).ok());
+  ASSERT_TRUE(store::posix_disk().read(path, data).ok());
   ASSERT_LT(offset, data.size());
   data[offset] ^= 0x5a;
   std::ofstream(path, std::ios::binary | std::ios::trunc)
@@ -95,7 +95,7 @@ TEST(Journal, a_torn_tail_is_truncated_reported_and_never_replayed) {
   journal_stream(dir.path(), 5, 1000, 1 << 20);
   const std::string seg = files_with(dir.path(), "journal-").back();
   const auto size = std::filesystem::file_size(seg);
-  ASSERT_TRUE(store::truncate_file(seg, size - 37).ok());  // cut inside the last record
+  ASSERT_TRUE(store::posix_disk().truncate_file(seg, size - 37).ok());  // cut inside the last record
   std::unique_ptr<Engine> e;
   store::RecoveryReport rep;
   ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
@@ -174,7 +174,7 @@ TEST(Snapshot, truncated_or_bit_flipped_snapshots_are_skipped_with_their_reason)
       std::filesystem::copy(e.path(), copy.path());
     const std::string path = copy.path() + "/" + std::filesystem::path(snap).filename().string();
     if (damage == 0) {
-      ASSERT_TRUE(store::truncate_file(path, size / 2).ok());
+      ASSERT_TRUE(store::posix_disk().truncate_file(path, size / 2).ok());
     }
     if (damage == 1) flip_byte(path, size / 2);  // body
     if (damage == 2) flip_byte(path, 20);        // header
@@ -202,7 +202,7 @@ TEST(Snapshot, chunk_checksums_catch_damage_in_any_chunk_and_version_1_still_loa
   store::SnapshotInfo info;
   ASSERT_TRUE(store::write_snapshot(e, dir.path(), &info).ok());
   std::vector<uint8_t> file;
-  ASSERT_TRUE(store::read_file(info.path, file).ok());
+  ASSERT_TRUE(store::posix_disk().read(info.path, file).ok());
   ASSERT_EQ(info.bytes, file.size());
   uint64_t len = 0;
   std::memcpy(&len, file.data() + 32, 8);
@@ -365,7 +365,7 @@ TEST(Snapshot, segments_are_deleted_only_once_a_snapshot_covers_them) {
   ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
   EXPECT_EQ(e->state_hash(), r.engine().state_hash());
   // Without the snapshot the journal no longer starts at seq 1: recovery refuses.
-  for (const auto& s : files_with(dir.path(), "snapshot-")) ASSERT_TRUE(store::remove_file(s).ok());
+  for (const auto& s : files_with(dir.path(), "snapshot-")) ASSERT_TRUE(store::posix_disk().remove(s).ok());
   const Status s = store::recover(dir.path(), EngineConfig{}, e, rep);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("the journal starts at seq"), std::string::npos) << s.message();

@@ -21,6 +21,7 @@
 #include "tachyon/core/histogram.hpp"
 #include "tachyon/core/status.hpp"
 #include "tachyon/engine/tx.hpp"
+#include "tachyon/store/disk.hpp"
 
 namespace tachyon::store {
 
@@ -37,6 +38,11 @@ struct JournalConfig {
   Durability durability = Durability::kFsync;
   uint64_t segment_bytes = 64ull << 20;
   size_t max_pending_bytes = 8u << 20;  // back-pressure bound of the append buffer
+  Disk* disk = &posix_disk();
+  // true: group commits run on the journal's own writer thread. false: the owner runs each one
+  // with flush() (the deterministic simulation).
+  bool writer_thread = true;
+  int space_retry_ms = 100;  // out of space: how often the writer tries again
 };
 
 inline constexpr size_t kSegmentHeaderSize = 24;
@@ -53,14 +59,17 @@ struct JournalScan {
 };
 
 // The first seq of the oldest journal segment in `dir` (from its name); 0 when there is none.
-uint64_t first_journal_seq(const std::string& dir);
+uint64_t first_journal_seq(const std::string& dir, Disk& disk = posix_disk());
 
-// Reads every record in seq order and calls `apply` for those with seq > after_seq. A torn or
-// corrupt tail of the last segment is truncated (repair) and reported; damage anywhere else stops
-// with an error: replaying past a hole would build a state nobody acknowledged.
+// Reads every record in seq order and calls `apply` for those with seq > after_seq.
+// A torn tail is truncated (repair) and reported: what a power cut during a group commit leaves
+// at the end of the last segment, zeros, a cut record, or a last page whose sectors are partly
+// old (so an intact record may follow the damaged one within that page; neither was
+// acknowledged). Damage anywhere else stops with an error: replaying past a hole would build a
+// state nobody acknowledged.
 Status replay_journal(const std::string& dir, uint64_t after_seq,
                       const std::function<void(const Tx&)>& apply, JournalScan& scan,
-                      bool repair = true);
+                      bool repair = true, Disk& disk = posix_disk());
 
 class Journal {
  public:
@@ -72,6 +81,10 @@ class Journal {
 
   // Sequencer thread. Seqs must be consecutive. Blocks only when max_pending_bytes are waiting.
   void append(const Tx& tx);
+  // Without a writer thread (cfg.writer_thread false), the owner's group commit: writes and
+  // syncs what append() buffered. The same outcomes as the writer's: ok, out of space (the
+  // records stay buffered for the next flush), or failed for good.
+  Status flush();
   // Highest seq acknowledged under the durability setting (any thread).
   uint64_t durable_seq() const { return durable_seq_.load(std::memory_order_acquire); }
   // Waits until durable_seq() >= seq; false if the journal failed (then durable_seq stops).
@@ -93,34 +106,49 @@ class Journal {
   void close();
   // Deletes segments wholly covered by a snapshot at `seq`.
   Status drop_segments_through(uint64_t seq);
+  // Failed for good: a write or a sync failed (EIO...). Nothing more is acknowledged, and the
+  // same file is never synced again: the kernel may have dropped the pages that failed, and a
+  // second fsync that "succeeds" would prove nothing. Recovery from a restart is the way on.
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   const std::string& failure() const { return failure_; }
+  // The disk is full: what is buffered waits, and is written once space returns (nothing torn:
+  // a partial write is cut off). New work should be refused meanwhile.
+  bool out_of_space() const { return out_of_space_.load(std::memory_order_acquire); }
+  Disk& disk() const { return *cfg_.disk; }
 
   struct Stats {
     uint64_t commits = 0;
     uint64_t records = 0;
     uint64_t bytes = 0;
+    uint64_t space_waits = 0;  // group commits that found the disk full
   };
   Stats stats() const;
 
  private:
   explicit Journal(const JournalConfig& cfg) : cfg_(cfg) {}
+  enum class Commit : uint8_t { kDone, kIdle, kNoSpace, kFailed };
   void writer_loop();
+  Commit commit_once(bool wait_for_work);
+  bool take_pending(bool wait_for_work);
+  Status write_group();
+  void committed(int64_t started_ns);
+  void fail(const Status& s);
   Status roll_segment(uint64_t first_seq);
-  Status write_all(const uint8_t* p, size_t n);
 
   JournalConfig cfg_;
-  int fd_ = -1;
-  uint64_t segment_size_ = 0;
+  int fd_ = -1;                // the last segment's (committing thread), -1 between segments
+  uint64_t segment_size_ = 0;  // its bytes, all written in whole records
   uint64_t next_seq_ = 1;
   std::vector<uint8_t> pending_;  // guarded by mu_
-  std::vector<uint8_t> writing_;  // writer thread only
-  uint64_t pending_first_ = 0, pending_last_ = 0;
+  std::vector<uint8_t> writing_;  // the committing thread's; kept across an out-of-space retry
+  uint64_t pending_first_ = 0, pending_last_ = 0;  // guarded by mu_
+  uint64_t writing_first_ = 0, writing_last_ = 0;
   mutable std::mutex mu_;
   std::condition_variable work_cv_, space_cv_, durable_cv_;
   bool stop_ = false;
   std::atomic<uint64_t> durable_seq_{0};
   std::atomic<bool> failed_{false};
+  std::atomic<bool> out_of_space_{false};
   std::string failure_;
   std::function<void(uint64_t)> on_durable_;
   tachyon::Histogram* m_group_records_ = nullptr;

@@ -15,6 +15,7 @@
 
 #include "tachyon/core/status.hpp"
 #include "tachyon/engine/engine.hpp"
+#include "tachyon/store/disk.hpp"
 #include "tachyon/store/journal.hpp"
 
 namespace tachyon::store {
@@ -34,18 +35,21 @@ struct SnapshotInfo {
 
 std::string snapshot_path(const std::string& dir, uint64_t seq);
 // Existing snapshot files, newest first (not yet verified).
-std::vector<SnapshotInfo> list_snapshots(const std::string& dir);
+std::vector<SnapshotInfo> list_snapshots(const std::string& dir, Disk& disk = posix_disk());
 // Writes synchronously (the forked child, shutdown, tools).
-Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out = nullptr);
+Status write_snapshot(const Engine& e, const std::string& dir, SnapshotInfo* out = nullptr,
+                      Disk& disk = posix_disk());
 // Verifies both checksums, loads into a fresh engine, and checks the stored state hash.
 // `check_hash` false: the state hash is not recomputed (the caller checks it against
 // info.state_hash itself, e.g. on another thread while it does other work).
 // `saved` (optional): where each account lies in the file (SavedAccounts), which then keeps the
 // file mapped.
 Status load_snapshot(const std::string& path, Engine& fresh, SnapshotInfo& info,
-                     bool check_hash = true, std::shared_ptr<const SavedAccounts>* saved = nullptr);
+                     bool check_hash = true, std::shared_ptr<const SavedAccounts>* saved = nullptr,
+                     Disk& disk = posix_disk());
 // Keeps the newest `keep` snapshots, and the one at `also_keep` if it is not 0.
-Status prune_snapshots(const std::string& dir, size_t keep, uint64_t also_keep = 0);
+Status prune_snapshots(const std::string& dir, size_t keep, uint64_t also_keep = 0,
+                       Disk& disk = posix_disk());
 
 class ForkSnapshotter {
  public:
@@ -115,6 +119,7 @@ struct RecoverOptions {
   bool defer_hash_check = false;
   // Receives the accounts of the snapshot loaded (the read side's account base).
   std::shared_ptr<const SavedAccounts>* saved_accounts = nullptr;
+  Disk* disk = &posix_disk();
 };
 
 // Newest valid snapshot + journal replay. `out` is a new engine built with `cfg`.
