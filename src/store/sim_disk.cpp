@@ -39,6 +39,7 @@ uint64_t SimDisk::next_random() {  // splitmix64
 
 Status SimDisk::enter(Call call) {
   if (off_) return fail("the power is off", EIO);
+  if (stopped_) return fail("the process is gone", EIO);
   ++calls_;
   if (cut_at_ != 0 && calls_ >= cut_at_) {
     cut_at_ = 0;
@@ -267,14 +268,21 @@ void SimDisk::restart_after_power_cut() {
   names_ = durable_;
   handles_.clear();
   off_ = false;
+  stopped_ = false;
   cut_at_ = 0;
   fail_armed_ = false;
   ++cuts_;
 }
 
+void SimDisk::stop_process() {
+  std::lock_guard lk(mu_);
+  stopped_ = true;
+}
+
 void SimDisk::crash() {
   std::lock_guard lk(mu_);
   handles_.clear();
+  stopped_ = false;
   off_ = false;
   cut_at_ = 0;
   fail_armed_ = false;

@@ -55,7 +55,11 @@ class SimDisk final : public Disk {
   bool powered_off() const;
   // Power back on: every file becomes what the cut left of it (see above); handles are gone.
   void restart_after_power_cut();
-  // The process died: handles are gone, the bytes it wrote stay (they are in the page cache).
+  // The process is dying: from now on every call fails (a dead process writes nothing more,
+  // whatever its destructors try).
+  void stop_process();
+  // The process died and starts again: handles are gone, the bytes it wrote stay (they are in
+  // the page cache, which a crash does not lose).
   void crash();
   // The next call of kind `call` fails with `err` (EIO, ENOSPC...). A failed sync makes nothing
   // durable; a failed write writes nothing.
@@ -98,6 +102,7 @@ class SimDisk final : public Disk {
   uint64_t rng_;
   uint64_t calls_ = 0, cut_at_ = 0, cuts_ = 0, faults_ = 0;
   bool off_ = false;
+  bool stopped_ = false;
   bool fail_armed_ = false;
   Call fail_call_ = Call::kWrite;
   int fail_err_ = 0;
