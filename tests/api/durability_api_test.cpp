@@ -7,7 +7,13 @@
 // shown.
 #include <gtest/gtest.h>
 
+#include <sys/mount.h>
+#include <sys/statvfs.h>
+
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -124,6 +130,98 @@ TEST(Durability, what_readers_were_shown_before_a_kill9_is_there_after_recovery)
   }
   std::printf("%llu trades pushed before 3 kills, all found after recovery\n",
               static_cast<unsigned long long>(trades_checked));
+}
+
+// A small tmpfs of its own, unmounted at the end; empty path() when it cannot be mounted.
+class SmallDisk {
+ public:
+  explicit SmallDisk(const char* size) {
+    if (::mount("tachyon-test", dir_.path().c_str(), "tmpfs", 0, size) == 0)
+      path_ = dir_.path();
+    else
+      error_ = std::strerror(errno);
+  }
+  ~SmallDisk() {
+    if (!path_.empty()) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+  const std::string& path() const { return path_; }
+  const std::string& error() const { return error_; }
+  uint64_t free_bytes() const {
+    struct statvfs v {};
+    return ::statvfs(path_.c_str(), &v) == 0 ? uint64_t{v.f_bavail} * v.f_bsize : 0;
+  }
+
+ private:
+  TempDir dir_;
+  std::string path_, error_;
+};
+
+void fill(const std::string& path, uint64_t bytes) {
+  std::ofstream f(path, std::ios::binary);
+  const std::string block(64 << 10, 'x');
+  for (uint64_t done = 0; done < bytes && f; done += block.size())
+    f.write(block.data(),
+            static_cast<std::streamsize>(std::min<uint64_t>(block.size(), bytes - done)));
+}
+
+bool wait_for(const std::function<bool()>& cond) {  // generously bounded: a hang fails, not a pace
+  for (int i = 0; i < 30'000 && !cond(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return cond();
+}
+
+// The journal's disk fills up under the running server (its own small tmpfs): new txs are refused
+// with 23003 and /health/ready says why; the tx whose record found no room waits and is answered
+// once there is room; nothing acknowledged is lost across a kill -9 afterwards.
+TEST(Durability, a_full_disk_refuses_new_txs_with_the_reason_and_resumes_when_space_returns) {
+  SmallDisk disk("size=8m");
+  if (disk.path().empty()) GTEST_SKIP() << "mounting a small tmpfs needs root: " << disk.error();
+  const std::string data = disk.path() + "/data", filler = disk.path() + "/filler";
+  std::set<std::string> acked;
+  std::mutex mu;
+  {
+    Server s({}, data);  // fsync
+    ASSERT_TRUE(s.ready()) << s.log();
+    Trader t(41), probe(42);
+    ASSERT_EQ(s.deposit(t.account, 1'000'000'000'000, t.pk).status, 200);
+    ASSERT_EQ(s.deposit(probe.account, 1'000'000'000'000, probe.pk).status, 200);
+    fill(filler, disk.free_bytes() - (24 << 10));
+    std::atomic<bool> stop{false};
+    std::thread sender([&] {  // IOC orders on an empty side: executed, journaled, nothing rests
+      while (!stop.load()) {
+        const HttpResult r = s.send(t.order(0, true, 1000, 900000, TimeInForce::kIoc), t.sk);
+        std::lock_guard lk(mu);
+        if (r.status == 200) acked.merge(tx_hashes_in(r.body));
+        if (r.status == 503) --t.nonce;  // refused before the engine: the nonce is unused
+      }
+    });
+    ASSERT_TRUE(wait_for([&] { return s.get("/health/ready").status == 503; }))
+        << "the disk never filled";
+    const HttpResult ready = s.get("/health/ready");
+    EXPECT_NE(ready.body.find("disk is full"), std::string::npos) << ready.body;
+    const HttpResult refused =
+        s.send(probe.order(0, true, 1000, 900000, TimeInForce::kIoc), probe.sk);
+    EXPECT_EQ(refused.status, 503) << refused.body;
+    EXPECT_NE(refused.body.find("23003"), std::string::npos) << refused.body;
+    --probe.nonce;
+    std::filesystem::remove(filler);  // the operator makes room
+    ASSERT_TRUE(wait_for([&] { return s.get("/health/ready").status == 200; }));
+    stop.store(true);
+    sender.join();
+    const HttpResult again =
+        s.send(probe.order(0, true, 1000, 900000, TimeInForce::kIoc), probe.sk);
+    EXPECT_EQ(again.status, 200) << again.body;
+    acked.merge(tx_hashes_in(again.body));
+    s.kill();
+  }
+  ASSERT_GT(acked.size(), 10u);
+  Server after({}, data);
+  ASSERT_TRUE(after.ready()) << after.log();
+  size_t lost = 0;
+  for (const std::string& h : acked)
+    lost += after.get("/api/v1/tx?by=hash&value=" + h).status != 200;
+  EXPECT_EQ(lost, 0u) << "of " << acked.size() << " acknowledged txs";
+  EXPECT_EQ(after.stop(), 0) << after.log();
 }
 
 }  // namespace
