@@ -183,9 +183,12 @@ HttpReply WorkerLogic::get_live(RestCall& c) {
 HttpReply WorkerLogic::get_ready(RestCall& c) {
   HttpReply& r = c.r;
   JsonWriter& w = c.w;
-  const bool ready = shared_.ready.load();
+  const std::string storage = shared_.storage_refusal ? shared_.storage_refusal() : "";
+  const bool ready = shared_.ready.load() && storage.empty();
   r.status = ready ? 200 : 503;
-  w.obj().kv_s("status", ready ? "ready" : "starting").kv_b("ready", ready);
+  w.obj().kv_s("status", ready ? "ready" : storage.empty() ? "starting" : "storage unavailable");
+  w.kv_b("ready", ready);
+  if (!storage.empty()) w.kv_s("reason", storage);
   w.kv_i("applied_seq", pipe_.applied_seq()).end_obj();
   return std::move(r);
 }

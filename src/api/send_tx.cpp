@@ -60,6 +60,10 @@ HttpReply WorkerLogic::send_form(const FormFields& f, bool admin, SendKind kind,
   std::vector<int> types;
   std::vector<std::string> infos;
   if (auto bad = decode_txs(f, kind, types, infos)) return std::move(*bad);
+  if (kind != SendKind::kDryRun && shared_.storage_refusal) {
+    if (const std::string why = shared_.storage_refusal(); !why.empty())
+      return error_reply(503, 23003, "storage unavailable: " + why);
+  }
   std::vector<SignedTx> txs(types.size());
   if (auto bad = admit(admin, kind, types, infos, txs)) return std::move(*bad);
   if (kind == SendKind::kDryRun) {

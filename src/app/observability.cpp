@@ -48,6 +48,14 @@ void Observability::attach(store::Journal* journal, pipe::Pipeline& pipeline,
         &r.histogram("tachyon_journal_group_commit",
                      "One group commit: write(2) + fdatasync per the durability setting", "", 1)
              .shard(0));
+    r.gauge_fn("tachyon_journal_failed",
+               "1 once a journal write or sync failed: nothing more is acknowledged", "",
+               [journal] { return journal->failed() ? 1.0 : 0.0; });
+    r.gauge_fn("tachyon_journal_out_of_space",
+               "1 while the journal's disk is full (new txs refused, retried)", "",
+               [journal] { return journal->out_of_space() ? 1.0 : 0.0; });
+    r.counter_fn("tachyon_journal_space_waits", "Group commits that found the journal's disk full",
+                 "", [journal] { return double(journal->stats().space_waits); });
   }
   r.gauge_fn("tachyon_applied_seq", "The last seq the apply thread applied", "",
              [&pipeline] { return double(pipeline.applied_seq()); });

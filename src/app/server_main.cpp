@@ -133,12 +133,9 @@ Status operator_key(const app::Config& c, api::PublicKey& pk) {
       return Status::error(path + " is not a key file");
   } else {
     api::keygen(pk, sk);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) return Status::error("cannot create " + path + ": " + std::strerror(errno));
     const std::string text = api::to_hex(sk.data(), sk.size()) + "\n";
-    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ::close(fd);
-    if (!ok) return Status::error("cannot write " + path);
+    if (Status s = store::posix_disk().write_file_new(path, text); !s.ok())
+      return Status::error("cannot create the operator key: " + s.message());
     spdlog::info("operator key pair created in {} (public key {})", path,
                  api::to_hex(pk.data(), 32));
   }
@@ -508,6 +505,12 @@ bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
     requested.store(true);
     return std::string("snapshot scheduled");
   };
+  shared.storage_refusal = [&journal = *srv.journal] {
+    if (journal.failed()) return "the journal failed (" + journal.failure() + "); restarting";
+    if (journal.out_of_space())
+      return std::string("the journal's disk is full; txs are taken again once space returns");
+    return std::string();
+  };
   srv.obs->attach(srv.journal.get(), pipeline, shared);
   store::Committer& committer = *srv.committer;
   shared.blocks = [&committer](uint64_t from, size_t limit) {
@@ -591,8 +594,10 @@ class SnapshotScheduler {
     const bool replica_done = !fork_done && srv_.committer->poll_snapshot(done, written, &write_s);
     if (replica_done && done.ok()) replica_written_ = std::max(replica_written_, written.seq);
     if (!fork_done && !replica_done) return;
-    if (!done.ok()) {
-      spdlog::error("{}", done.message());
+    if (!done.ok()) {  // trading goes on; the journal it would have covered stays
+      retry_at_ = std::chrono::steady_clock::now() + kRetryAfterFailure;
+      spdlog::error("{}; the journal is kept, next try in {} s", done.message(),
+                    kRetryAfterFailure.count());
       return;
     }
     store::Journal& journal = *srv_.journal;
@@ -618,7 +623,7 @@ class SnapshotScheduler {
     const bool by_time = c_.snapshot_interval_s != 0 && since > 0 &&
                          std::chrono::steady_clock::now() - last_snap_time_ >=
                              std::chrono::seconds(c_.snapshot_interval_s);
-    const bool due = by_count || by_time;
+    const bool due = (by_count || by_time) && std::chrono::steady_clock::now() >= retry_at_;
     std::atomic<bool>& requested = srv_.snapshot_requested;
     if (c_.snapshot_from_replica && (due || requested.load()) && !srv_.committer->snapshot_busy()) {
       requested.store(false);
@@ -650,8 +655,12 @@ class SnapshotScheduler {
       else
         st = snapshotter_.start(e, c_.data_dir, &pause_ns);
     });
-    if (!st.ok()) spdlog::error("{}", st.message());
     last_snap_time_ = std::chrono::steady_clock::now();
+    if (!st.ok()) {
+      retry_at_ = last_snap_time_ + kRetryAfterFailure;
+      spdlog::error("{}; next try in {} s", st.message(), kRetryAfterFailure.count());
+      return;
+    }
     spdlog::info("snapshot at seq {} started (sequencer paused {} us)", snapshotter_.seq(),
                  pause_ns / 1000);
   }
@@ -663,6 +672,9 @@ class SnapshotScheduler {
   uint64_t replica_written_ = 0;       // the newest snapshot the committer wrote from its replica
   uint64_t replica_requested_at_ = 0;  // the applied seq when the last one was asked for
   std::chrono::steady_clock::time_point last_snap_time_ = std::chrono::steady_clock::now();
+  // A snapshot that failed (a full or failing disk) is tried again after a pause, not at once.
+  static constexpr std::chrono::seconds kRetryAfterFailure{10};
+  std::chrono::steady_clock::time_point retry_at_{};
 };
 
 // The seeded demo stream (demo.load_tps) and the funding clock, both through the server's own
@@ -784,11 +796,22 @@ bool no_stop_signal(const app::Config& c, const sigset_t& signals) {
   return true;
 }
 
-// 3 (logged) when the journal or the committer failed: the server must stop. Else 0.
-int store_failure(Server& srv) {
+// 3 (logged) when the journal or the committer failed: the server must stop, and a restart
+// recovers from what the disk holds (a failed fsync is never retried). Else 0. A full disk is
+// logged when it starts and ends; the journal retries by itself meanwhile.
+int store_failure(Server& srv, bool& out_of_space) {
   if (srv.journal->failed()) {
-    spdlog::critical("journal failed: {}; stopping", srv.journal->failure());
+    spdlog::critical("journal failed: {}; nothing more is acknowledged; stopping for a restart "
+                     "into recovery",
+                     srv.journal->failure());
     return 3;
+  }
+  if (srv.journal->out_of_space() != out_of_space) {
+    out_of_space = !out_of_space;
+    if (out_of_space)
+      spdlog::error("journal: the disk is full; new txs are refused (code 23003) until it has room");
+    else
+      spdlog::info("journal: space is back; txs are taken again");
   }
   if (const std::string f = srv.committer->failure(); !f.empty()) {
     spdlog::critical("{}; stopping (commitments must not have holes)", f);
@@ -801,7 +824,7 @@ int store_failure(Server& srv) {
 int run(const app::Config& c, const Startup& start, Server& srv, SnapshotScheduler& snapshots) {
   DemoLoad demo(c, srv);
   const bool watchdog = std::getenv("WATCHDOG_USEC") != nullptr;
-  bool committer_logged = false;
+  bool committer_logged = false, out_of_space = false;
   while (no_stop_signal(c, start.signals)) {
     if (watchdog) sd_notify("WATCHDOG=1");
     if (!committer_logged && srv.committer->prepared()) {
@@ -811,7 +834,7 @@ int run(const app::Config& c, const Startup& start, Server& srv, SnapshotSchedul
     }
     demo.poll();
     snapshots.poll();
-    if (const int code = store_failure(srv); code != 0) return code;
+    if (const int code = store_failure(srv, out_of_space); code != 0) return code;
   }
   return 0;
 }

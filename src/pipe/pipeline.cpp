@@ -263,9 +263,10 @@ void Pipeline::apply_loop() {
     const size_t routed = probe.route([this] { return release_results(); });
     if ((whole || routed > 0) && notify_) notify_();
     // Acquire: pairs with the sequencer's release after its last push, so an empty ring then
-    // means everything was applied.
+    // means everything was applied. After a journal failure, what is left never becomes durable:
+    // it is never shown.
     if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
-        apply_ring_->size_approx() == 0) {
+        (apply_ring_->size_approx() == 0 || output_.failed())) {
       if (finish()) break;
       continue;
     }

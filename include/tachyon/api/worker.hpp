@@ -76,6 +76,9 @@ class ApiShared {
   ApiMetrics metrics;
   InflightNonces inflight;
   std::atomic<bool> ready{false};
+  // Why the storage refuses new txs now ("" when it does not): the journal failed for good, or
+  // the disk is full. Any worker thread; set before the workers start.
+  std::function<std::string()> storage_refusal;
   std::atomic<int64_t> operator_nonce{0};
   std::atomic<uint64_t> connections{0};
   std::function<std::string()> snapshot_trigger;  // admin: returns a status line

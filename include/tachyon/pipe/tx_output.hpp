@@ -46,6 +46,8 @@ class TxOutput {
     return journal_ != nullptr ? journal_->durable_seq() : UINT64_MAX;
   }
   bool covers(uint64_t seq) const { return journal_ == nullptr || seq <= journal_->durable_seq(); }
+  // The journal failed for good: nothing more becomes durable (any thread).
+  bool failed() const { return journal_ != nullptr && journal_->failed(); }
   // Blocks until `seq` is durable (false: the journal failed).
   bool wait_durable(uint64_t seq) { return journal_ == nullptr || journal_->wait_durable(seq); }
   // Before the threads start: f runs on the journal's writer thread after each group commit.
