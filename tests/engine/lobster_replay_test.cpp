@@ -548,10 +548,6 @@ void expect_sound(const Stats& s, size_t rows) {
   EXPECT_EQ(s.determined, s.events);
 }
 
-void expect_rate_at_least(size_t n, size_t d, double min_pct, const char* what) {
-  EXPECT_GE(pct(n, d), min_pct) << what << ": " << n << "/" << d;
-}
-
 const Dataset kAmznLevel1{"AMZN level1", "AMZN_2012-06-21_34200000_57600000_message_1.csv.gz",
                           "AMZN_2012-06-21_34200000_57600000_orderbook_1.csv.gz", 1, 57'515};
 const Dataset kAmznLevel5{"AMZN level5",
@@ -561,38 +557,36 @@ const Dataset kTslaLevel10{"TSLA level10",
                            "TSLA_2015-01-07_34200000_57600000_message_10_SAMPLE.csv.gz",
                            "TSLA_2015-01-07_34200000_57600000_orderbook_10_SAMPLE.csv.gz", 10, 50};
 
-// A level-1 file says nothing about the book below the touch: when the best level empties, the new
-// one shows up in the row with contents no message described (measured: exact 85.80%, best prices
-// 90.94%). Executions of a known order start at that order in the engine's FIFO 98.57% of the time;
-// the rest are known orders the reconciliation guessed wrong about (shares that vanished while
-// their level was below the touch are taken from the wrong order) and a few executions the file
-// itself reports out of time priority (a younger order at the same price filled first).
+// What the message flow determines is asserted (expect_sound: every row inside the previous
+// row's window, nothing crossed, refused or invented); how often a row matches the file exactly
+// is printed, not asserted: a level-1 file says nothing about the book below the touch, so when
+// the best level empties the new one shows up with contents no message described. Executions of
+// a known order start at that order in the engine's FIFO most of the time; the rest are known
+// orders the reconciliation guessed wrong about (shares that vanished while their level was below
+// the touch are taken from the wrong order) and a few executions the file itself reports out of
+// time priority (a younger order at the same price filled first).
 TEST(LobsterReplay, amzn_level1_whole_day_top_of_book_matches_the_file) {
   const Stats s = replay(kAmznLevel1);
   expect_sound(s, kAmznLevel1.rows);
-  expect_rate_at_least(s.exact, s.events, 85.0, "best bid/ask price and size");
-  expect_rate_at_least(s.best_price, s.events, 90.5, "best bid/ask price");
   EXPECT_GT(s.executions_known, 5000u);
-  expect_rate_at_least(s.executions_on_intended, s.executions_known, 98.0, "FIFO");
 }
 
-// Measured: exact 98.10% (the misses are levels entering the 5-level window from below), best
-// bid/ask price and size on every row, FIFO on every execution of a known order.
+// Best bid/ask price and size on every row and FIFO on every execution of a known order, as the
+// flow determines; exact rows are printed (the misses are levels entering the 5-level window from
+// below, whose contents no message described).
 TEST(LobsterReplay, amzn_level5_first_thousand_events_match_five_levels) {
   const Stats s = replay(kAmznLevel5);
   expect_sound(s, kAmznLevel5.rows);
-  expect_rate_at_least(s.exact, s.events, 97.5, "five levels");
   EXPECT_EQ(s.best_size, s.events);
   EXPECT_GT(s.executions_known, 100u);
   EXPECT_EQ(s.executions_on_intended, s.executions_known);
 }
 
-// Measured: exact 96% (48/50; the 2 misses are levels entering the 10-level window from below),
-// best bid/ask price and size on every row.
+// Best bid/ask price and size on every row; exact rows are printed (the misses are levels
+// entering the 10-level window from below).
 TEST(LobsterReplay, tsla_level10_opening_cross_sample_matches_ten_levels) {
   const Stats s = replay(kTslaLevel10);
   expect_sound(s, kTslaLevel10.rows);
-  expect_rate_at_least(s.exact, s.events, 94.0, "ten levels");
   EXPECT_EQ(s.best_size, s.events);
   EXPECT_EQ(s.executions, 8u);
   EXPECT_EQ(s.executions_on_intended, s.executions_known);
