@@ -2,13 +2,16 @@
 // A seeded, edge-biased random stream of engine transactions: orders, cancels, modifies,
 // transfers, withdrawals, deposits, leverage and margin mode, isolated margin in and out, key
 // changes, sub-accounts, index moves, and a share
-// of invalid txs. Deterministic on every platform (own PRNG, no std distributions). The caller
-// reports each result back so nonces and order ids stay realistic. tachyon-replay, tachyon-feed
-// and the server's demo load run it; the tests use it as testing::RandomStream.
+// of invalid txs; with StreamConfig::advanced_orders also trigger, grouped and TWAP orders,
+// funding ticks and market status changes. Deterministic on every platform (own PRNG, no std
+// distributions). The caller reports each result back so nonces and order ids stay realistic.
+// tachyon-replay, tachyon-feed and the server's demo load run it; the tests use it as
+// testing::RandomStream.
 #include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "rng.hpp"
@@ -28,6 +31,16 @@ struct StreamConfig {
   int jump_percent = 0;
   int jump_bps = 0;
   int64_t insurance_deposit_usdc = 0;  // funds account 1 (the insurance fund) at genesis
+  // Orders in waiting and the operator's market txs: stop-loss / take-profit orders, grouped
+  // orders, TWAPs, funding ticks (with time jumps of up to 20 s, so payments and TWAP slices come
+  // due) and market status changes. Off by default: the stream is then exactly what it was
+  // (no extra randomness drawn, same genesis). Rates are per 1000 txs, used only when on.
+  bool advanced_orders = false;
+  int trigger_per_mille = 40;
+  int grouped_per_mille = 15;
+  int twap_per_mille = 5;
+  int funding_per_mille = 8;
+  int status_per_mille = 3;
 };
 
 class RandomStream {
@@ -43,6 +56,11 @@ class RandomStream {
       MarketParams p = eth ? demo_market_params("ETH", 4, 2) : demo_market_params("BTC", 5, 1);
       p.maker_fee_ppm = static_cast<Ppm>(rng_.below(3) * 100);
       p.max_orders_per_account = 40;
+      if (cfg_.advanced_orders) {  // funding that moves money: premium clamps and an interest
+        p.funding_clamp_small = 500;
+        p.funding_clamp_big = 5000;
+        p.interest_rate = 100;
+      }
       mids_.push_back(eth ? 300000 : 600000);
       steps_.push_back(eth ? 50 : 10);
       out.push_back(b_.create_market(static_cast<MarketId>(m), p, mids_.back()));
@@ -70,6 +88,13 @@ class RandomStream {
   Tx next() {
     b_.advance_ms(static_cast<int64_t>(rng_.below(4)));  // 0..3 ms between txs
     b_.sync_op_nonce(op_next_);
+    if (cfg_.advanced_orders) {  // draws only when on: the default stream stays as it was
+      if (auto t = advanced(rng_.below(1000))) {
+        Tx tx = *t;
+        if (rng_.chance(cfg_.invalid_percent)) spoil(tx);
+        return tx;
+      }
+    }
     const uint64_t roll = rng_.below(1000);
     Tx tx;
     if (roll < 300)
@@ -107,6 +132,7 @@ class RandomStream {
   }
 
   void on_result(const Tx& tx, const TxResult& r) {
+    if (is_internal_tx(tx.h)) return;  // (advanced_orders: funding ticks of the server's clock)
     if (is_operator_tx(tx.h.type)) {
       if (r.ok()) op_next_ = tx.h.nonce + 1;
       if (r.ok() && tx.h.type == TxType::kDeposit && tx.deposit.pubkey[0] != 0) {  // a new account
@@ -119,7 +145,8 @@ class RandomStream {
     KeyState& k = keys_[{tx.h.account, tx.h.api_key_index}];
     k.nonce = tx.h.nonce + 1;
     switch (tx.h.type) {
-      case TxType::kCreateOrder: remember(tx.h.account, r.order_index); break;
+      case TxType::kCreateOrder:
+      case TxType::kCreateGroupedOrders: remember(tx.h.account, r.order_index); break;
       case TxType::kCreateSubAccount: {
         const AccountIndex sub = kFirstSubAccountIndex + subs_++;
         accounts_.push_back(sub);
@@ -286,6 +313,136 @@ class RandomStream {
     tx.change_key.pubkey.fill(static_cast<uint8_t>(rng_.range(1, 255)));
     return tx;
   }
+  // ---- advanced_orders ----
+  std::optional<Tx> advanced(uint64_t roll) {
+    int at = 0;
+    auto in = [&](int rate) {
+      at += rate;
+      return static_cast<int64_t>(roll) < at;
+    };
+    if (in(cfg_.trigger_per_mille)) return trigger_order();
+    if (in(cfg_.grouped_per_mille)) return grouped();
+    if (in(cfg_.twap_per_mille)) return twap();
+    if (in(cfg_.funding_per_mille)) return funding_tick();
+    if (in(cfg_.status_per_mille)) return market_status();
+    if (in(cfg_.trigger_per_mille / 4)) return modify_trigger();
+    return std::nullopt;
+  }
+  // A trigger price `steps` ticks-steps from the mid on the side where it waits (a few already
+  // reached: they fire at once).
+  Ticks trigger_near(MarketId m, bool below) {
+    int64_t k = rng_.range(0, 60);
+    if (rng_.chance(8)) k = -rng_.range(1, 10);
+    return std::max<Ticks>(1, below ? mids_[m] - k * steps_[m] : mids_[m] + k * steps_[m]);
+  }
+  void make_trigger(CreateOrderTx& o, OrderType type) {
+    const MarketId m = o.market;
+    o.type = type;
+    const bool stop = type == OrderType::kStopLoss || type == OrderType::kStopLossLimit;
+    o.trigger_price = trigger_near(m, stop == (o.is_ask != 0));
+    const bool market_like = type == OrderType::kStopLoss || type == OrderType::kTakeProfit;
+    if (market_like) {
+      o.tif = TimeInForce::kIoc;
+      const Ticks far = o.trigger_price / 20;
+      o.price = o.is_ask ? std::max<Ticks>(1, o.trigger_price - far) : o.trigger_price + far;
+    } else {
+      const uint64_t t = rng_.below(10);
+      o.tif = t < 7   ? TimeInForce::kGoodTillTime
+              : t < 9 ? TimeInForce::kPostOnly
+                      : TimeInForce::kIoc;
+      o.price = std::max<Ticks>(1, o.trigger_price + rng_.range(-10, 10) * steps_[m]);
+    }
+    o.order_expiry_ms =
+        rng_.chance(20) ? b_.now_ms() + rng_.range(1, 5'000) : b_.now_ms() + 3'600'000;
+  }
+  static OrderType trigger_type(uint64_t i) {
+    constexpr OrderType kTypes[4] = {OrderType::kStopLoss, OrderType::kStopLossLimit,
+                                     OrderType::kTakeProfit, OrderType::kTakeProfitLimit};
+    return kTypes[i % 4];
+  }
+  Tx trigger_order() {
+    Tx tx = place(TimeInForce::kGoodTillTime);
+    CreateOrderTx& o = tx.order;
+    make_trigger(o, trigger_type(rng_.below(4)));
+    o.reduce_only = rng_.chance(40);
+    if (o.reduce_only && rng_.chance(30)) o.base_amount = 0;
+    return tx;
+  }
+  Tx modify_trigger() {  // new size, price and trigger for an order (a waiting one, mostly)
+    Tx tx = modify();
+    if (tx.h.type != TxType::kModifyOrder) return tx;
+    const MarketId m = tx.modify.market;
+    tx.modify.trigger_price = trigger_near(m, rng_.chance(50));
+    tx.modify.price = std::max<Ticks>(1, tx.modify.trigger_price + rng_.range(-10, 10) * steps_[m]);
+    return tx;
+  }
+  Tx grouped() {
+    const uint64_t g = rng_.below(3);
+    Tx primary = place(rng_.chance(70) ? TimeInForce::kGoodTillTime : TimeInForce::kIoc);
+    Tx tx = primary;
+    tx.h.type = TxType::kCreateGroupedOrders;
+    CreateGroupedOrdersTx& gr = tx.grouped;
+    const CreateOrderTx first = primary.order;
+    gr = CreateGroupedOrdersTx{};
+    gr.grouping = g == 0 ? Grouping::kOto : g == 1 ? Grouping::kOco : Grouping::kOtoco;
+    gr.count = gr.grouping == Grouping::kOtoco ? 3 : 2;
+    const bool with_primary = gr.grouping != Grouping::kOco;
+    int i = 0;
+    if (with_primary) {
+      gr.orders[i] = first;
+      gr.orders[i].reduce_only = 0;
+      if (gr.orders[i].base_amount == 0) gr.orders[i].base_amount = 1;
+      ++i;
+    }
+    const bool child_ask = with_primary ? first.is_ask == 0 : rng_.chance(50);
+    const uint64_t t0 = rng_.below(4);
+    for (; i < gr.count; ++i) {
+      CreateOrderTx& o = gr.orders[i];
+      o = first;
+      o.is_ask = child_ask;
+      o.client_order_index = rng_.chance(20) ? static_cast<uint64_t>(rng_.range(1, 40)) : 0;
+      // the second child is the other kind (stop-loss vs take-profit) of the first
+      make_trigger(o, trigger_type(i == (with_primary ? 1 : 0) ? t0 : t0 + 2));
+      o.reduce_only = rng_.chance(95);
+      o.base_amount = rng_.chance(30) ? 0 : size_for(o.market);
+      o.stp = first.stp;
+    }
+    return tx;
+  }
+  Tx twap() {
+    Tx tx = place(TimeInForce::kGoodTillTime);
+    CreateOrderTx& o = tx.order;
+    const MarketId m = o.market;
+    o.type = OrderType::kTwap;
+    o.tif = TimeInForce::kGoodTillTime;
+    o.client_order_index = 0;
+    if (o.base_amount == 0) o.base_amount = 1;
+    const Ticks far = mids_[m] / 20;
+    o.price = o.is_ask ? std::max<Ticks>(1, mids_[m] - far) : mids_[m] + far;
+    o.order_expiry_ms = b_.now_ms() + rng_.range(1, 300'000);
+    return tx;
+  }
+  Tx funding_tick() {  // time jumps too: funding comes due, TWAP slices and expiries with it
+    if (rng_.chance(60)) b_.advance_ms(rng_.range(0, 20'000));
+    Tx tx = b_.op(TxType::kFundingTick);
+    tx.funding.market = rng_.chance(80) ? kAllMarkets : pick_market();
+    if (rng_.chance(50)) {  // the server's clock: internal, no operator nonce
+      tx.h.flags = kTxFlagInternal;
+      tx.h.nonce = 0;
+    }
+    return tx;
+  }
+  Tx market_status() {
+    Tx tx = b_.op(TxType::kSetMarketStatus);
+    tx.market_status.market = pick_market();
+    const uint64_t s = rng_.below(20);
+    tx.market_status.status = s < 12   ? MarketStatus::kActive
+                              : s < 16 ? MarketStatus::kHalted
+                              : s < 18 ? MarketStatus::kPostOnly
+                                       : MarketStatus::kReduceOnly;
+    return tx;
+  }
+
   void spoil(Tx& tx) {
     switch (rng_.below(6)) {
       case 0: tx.h.nonce += rng_.range(1, 3); break;

@@ -37,19 +37,28 @@ Ticks ReferenceEngine::best(MarketId m, bool is_ask) const {
 TxResult ReferenceEngine::execute(const Tx& tx, std::vector<RefFill>& fills) {
   now_ms_ = tx.h.time_ns / 1'000'000;
   adl_.clear();
-  // Expire every order whose time has come, before anything else.
-  std::vector<OrderIndex> expired;
-  for (auto& [id, o] : orders_)
-    if (o.expiry_ms != 0 && o.expiry_ms <= now_ms_) expired.push_back(id);
-  for (OrderIndex id : expired) drop(id);
+  due_.clear();
+  // Time first: TWAP slices that are due, then every order whose time has come (one at a time:
+  // an expired primary may arm a child that has expired too).
+  fire_twaps(fills);
+  for (;;) {
+    auto it = std::find_if(orders_.begin(), orders_.end(), [&](const auto& kv) {
+      return kv.second.expiry_ms != 0 && kv.second.expiry_ms <= now_ms_;
+    });
+    if (it == orders_.end()) break;
+    remove(it->first);
+  }
 
   TxResult r;
   switch (tx.h.type) {
     case TxType::kDeposit:
     case TxType::kCreateMarket:
     case TxType::kUpdateMarket:
-    case TxType::kSetIndexPrice: r.reject = operator_tx(tx); break;
+    case TxType::kSetIndexPrice:
+    case TxType::kSetMarketStatus: r.reject = operator_tx(tx); break;
+    case TxType::kFundingTick: r.reject = funding_tick(tx); break;
     case TxType::kCreateOrder: r.reject = place(tx, r.order_index, fills); break;
+    case TxType::kCreateGroupedOrders: r.reject = grouped(tx, r.order_index, fills); break;
     case TxType::kCancelOrder: r.reject = cancel(tx, r.order_index); break;
     case TxType::kCancelAllOrders: r.reject = cancel_all(tx); break;
     case TxType::kModifyOrder: r.reject = modify(tx, r.order_index, fills); break;
@@ -67,7 +76,9 @@ TxResult ReferenceEngine::execute(const Tx& tx, std::vector<RefFill>& fills) {
 
 void ReferenceEngine::refresh_marks() {
   // Mark = median(index, best bid, best ask), or the index when a side is empty.
+  // A mark that moved makes due every trigger order of its market it has reached.
   for (auto& [id, m] : mkts_) {
+    const Ticks old = m.mark;
     if (m.bids.empty() || m.asks.empty()) {
       m.mark = m.index;
     } else {
@@ -75,6 +86,9 @@ void ReferenceEngine::refresh_marks() {
       std::sort(v, v + 3);
       m.mark = v[1];
     }
+    if (old == m.mark || old <= 0) continue;
+    for (auto& [oid, o] : orders_)
+      if (o.market == id && o.pending == 1 && reached(o)) due_.push_back(oid);
   }
 }
 
@@ -153,6 +167,13 @@ Reject ReferenceEngine::operator_tx(const Tx& tx) {
       }
       break;
     }
+    case TxType::kSetMarketStatus: {
+      auto it = mkts_.find(tx.market_status.market);
+      if (it == mkts_.end()) return Reject::kInvalidMarket;
+      if (static_cast<int>(tx.market_status.status) > 3) return Reject::kInvalidMarketConfig;
+      it->second.p.status = tx.market_status.status;
+      break;
+    }
     case TxType::kSetIndexPrice: {
       auto it = mkts_.find(tx.set_index.market);
       if (it == mkts_.end()) return Reject::kInvalidMarket;
@@ -197,7 +218,7 @@ Reject ReferenceEngine::account_tx(const Tx& tx) {
 Lots ReferenceEngine::open_size(AccountIndex a, MarketId m, bool is_ask) const {
   Lots s = 0;
   for (auto& [id, o] : orders_)
-    if (o.account == a && o.market == m && o.is_ask == is_ask) s += o.remaining;
+    if (o.account == a && o.market == m && o.is_ask == is_ask && o.pending == 0) s += o.remaining;
   return s;
 }
 

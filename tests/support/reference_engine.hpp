@@ -2,6 +2,11 @@
 // The naive reference: the same rules as the engine (docs/ARCHITECTURE.md "Engine rules"), written
 // the obvious way with std::map and std::deque, no pools, no caches, no aggregates: open-order
 // totals and margin are recomputed from scratch every time. Slow on purpose, easy to read.
+// Orders in waiting (stop-loss / take-profit, grouped children, TWAPs) sit in the same order map,
+// marked `pending`; funding (reference_risk.cpp) and market status are modeled from the rules in
+// docs/ARCHITECTURE.md, not from the engine's code. Not modeled (the random stream never makes
+// them): circuit breakers, the dead man's switch (CancelAllOrders time in force 1 and 2),
+// UpdateMarket after genesis.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -29,6 +34,7 @@ class ReferenceEngine {
   // A canonical digest, computed the same way from the fast engine by canonical_digest(Engine).
   uint64_t digest() const;
   Ticks best(MarketId m, bool is_ask) const;
+  uint64_t funding_payments() const { return funding_payments_; }
 
   struct Ord {
     OrderIndex id;
@@ -43,6 +49,11 @@ class ReferenceEngine {
     OrderType type;
     bool reduce_only;
     StpMode stp;
+    // Orders in waiting (outside the book): 1 a stop-loss / take-profit for its trigger, 2 a
+    // grouped child for its primary, 3 a TWAP between slices (`trigger`: its next slice's time).
+    uint8_t pending = 0;
+    Ticks trigger = 0;
+    OrderIndex parent = 0, child = 0, sibling = 0;  // grouped orders: links by order index
   };
   struct Pos {
     Lots size = 0;
@@ -50,6 +61,7 @@ class ReferenceEngine {
     Bps4 imf = 0;
     bool iso = false;  // isolated margin: `alloc` is the position's own collateral
     Usdc alloc = 0;
+    Usdc funding = 0;  // funding paid (received: negative), cumulative
   };
   struct Key {
     std::array<uint8_t, 32> pubkey{};
@@ -72,6 +84,9 @@ class ReferenceEngine {
     Lots vol_base = 0;
     Usdc vol_quote = 0;
     std::map<Ticks, std::deque<OrderIndex>> bids, asks;  // bids: best = last; asks: best = first
+    // Funding: premium samples since the last payment, the next payment's time, the last one.
+    int64_t premium_sum = 0, premium_samples = 0, next_funding_ms = 0;
+    int64_t last_rate = 0, last_funding_ms = 0;
   };
 
  private:
@@ -86,11 +101,30 @@ class ReferenceEngine {
   Reject update_margin(const Tx& tx);
   Reject account_tx(const Tx& tx);
   Reject operator_tx(const Tx& tx);
+  Reject funding_tick(const Tx& tx);
+  Reject grouped(const Tx& tx, OrderIndex& out, std::vector<RefFill>& fills);
+  // The order checks after authentication, in the documented precedence; `extra` more orders the
+  // same tx places need pool room too.
+  Reject check_new(AccountIndex ai, const CreateOrderTx& o, size_t extra, Lots& size) const;
+  // A new waiting order (trigger, grouped child, TWAP) with the next order index.
+  OrderIndex wait(AccountIndex ai, const CreateOrderTx& o, uint8_t pending, OrderIndex parent);
+  bool reached(const Ord& o) const;
+  void fire(OrderIndex id, std::vector<RefFill>& fills);
+  void fire_twaps(std::vector<RefFill>& fills);
+  void twap_slice(OrderIndex id, std::vector<RefFill>& fills);
+  void arm(OrderIndex id);
+  Ticks protection(const Mkt& m, bool is_ask, Ticks price) const;
+  int64_t premium(const Mkt& m) const;
+  int64_t funding_rate(const Mkt& m) const;
+  bool margin_refuses(AccountIndex ai, MarketId mid, bool is_ask, Lots size) const;
+  int resting_in(MarketId mid) const;
 
   void match(Ord taker, Ticks bound, std::vector<RefFill>& fills);
   void settle(AccountIndex ai, Mkt& m, MarketId mid, bool is_buy, Lots q, Ticks px, Usdc fee);
   void rest(const Ord& o);
-  void drop(OrderIndex id);
+  void drop(OrderIndex id);    // out of the book / the waiting orders, nothing else
+  void remove(OrderIndex id);  // gone for good: drop, then what its group does (gone)
+  void gone(Ord o);            // an OCO partner goes; a primary's children are armed or go
   const Ord* find(AccountIndex a, MarketId m, uint64_t index) const;
   Lots open_size(AccountIndex a, MarketId m, bool is_ask) const;
   int open_count(AccountIndex a, MarketId m) const;
@@ -129,12 +163,14 @@ class ReferenceEngine {
   std::map<MarketId, Mkt> mkts_;
   std::map<AccountIndex, Acc> accs_;
   std::vector<AccountIndex> created_;  // creation order
-  std::map<OrderIndex, Ord> orders_;
+  std::map<OrderIndex, Ord> orders_;   // resting and waiting
+  std::vector<OrderIndex> due_;        // trigger orders the mark reached: fire in the risk pass
   OrderIndex next_order_ = kFirstOrderIndex;
   AccountIndex next_sub_ = kFirstSubAccountIndex;
   uint64_t next_trade_ = 1;
   int64_t op_nonce_ = 0;
   Usdc deposits_ = 0, withdrawals_ = 0;
+  uint64_t funding_payments_ = 0;
 };
 
 // The same canonical digest over the fast engine's state.

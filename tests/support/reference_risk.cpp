@@ -16,6 +16,99 @@ __int128 cdiv(__int128 a, __int128 b) {
 __int128 fdiv(__int128 a, __int128 b) { return a / b - ((a % b != 0 && a < 0) ? 1 : 0); }
 }  // namespace
 
+// ---- funding (docs/ARCHITECTURE.md "Risk lifecycle") ----
+
+// (max(0, impact bid − index) − max(0, index − impact ask)) / index in 1e-9, where an impact price
+// is the average price of walking one side of the book (best first) for impact_notional.
+int64_t ReferenceEngine::premium(const Mkt& m) const {
+  if (m.index <= 0) return 0;
+  __int128 premium = 0;
+  for (int side = 0; side < 2; ++side) {  // 0: bids (impact bid), 1: asks (impact ask)
+    std::vector<std::pair<Ticks, Lots>> levels;
+    if (side == 0) {
+      for (auto it = m.bids.rbegin(); it != m.bids.rend(); ++it) levels.push_back({it->first, 0});
+    } else {
+      for (auto& [px, q] : m.asks) levels.push_back({px, 0});
+    }
+    for (auto& [px, total] : levels) {
+      const auto& q = side == 0 ? m.bids.at(px) : m.asks.at(px);
+      for (OrderIndex id : q) total += orders_.at(id).remaining;
+    }
+    __int128 cost = 0, lots = 0;
+    bool enough = false;
+    for (auto& [px, total] : levels) {
+      const __int128 unit = static_cast<__int128>(px) * m.mult;  // one lot at this price
+      const __int128 want = cdiv(cfg_.impact_notional - cost, unit);
+      const __int128 take = std::min<__int128>(want, total);
+      cost += take * unit;
+      lots += take;
+      if (cost >= cfg_.impact_notional) {
+        enough = true;
+        break;
+      }
+    }
+    if (!enough) continue;
+    const __int128 at_index = static_cast<__int128>(m.index) * lots * m.mult;
+    const __int128 diff = side == 0 ? cost - at_index : at_index - cost;
+    if (diff <= 0) continue;
+    const __int128 part = diff * 1'000'000'000 / at_index;  // both positive: truncation
+    premium += side == 0 ? part : -part;
+  }
+  return static_cast<int64_t>(std::clamp<__int128>(premium, INT64_MIN, INT64_MAX));
+}
+
+// The mean premium plus the interest, the gap clamped to ±small, all clamped to ±big; per 8 h.
+int64_t ReferenceEngine::funding_rate(const Mkt& m) const {
+  const int64_t mean = m.premium_samples > 0 ? m.premium_sum / m.premium_samples : 0;
+  const int64_t small = int64_t{m.p.funding_clamp_small} * 1000;
+  const int64_t big = int64_t{m.p.funding_clamp_big} * 1000;
+  const int64_t gap = std::clamp<int64_t>(int64_t{m.p.interest_rate} * 1000 - mean, -small, small);
+  return std::clamp<int64_t>(mean + gap, -big, big) / 8;
+}
+
+Reject ReferenceEngine::funding_tick(const Tx& tx) {
+  const bool internal = (tx.h.flags & kTxFlagInternal) != 0;
+  if (!internal) {
+    if (Reject r = op_auth(tx); r != Reject::kOk) return r;
+  }
+  const MarketId only = tx.funding.market;
+  if (only != kAllMarkets && !mkts_.count(only)) return Reject::kInvalidMarket;
+  if (!internal) ++op_nonce_;
+  const int64_t interval = std::max<int64_t>(cfg_.funding_interval_ms, 1);
+  for (auto& [mid, m] : mkts_) {
+    if (only != kAllMarkets && mid != only) continue;
+    if (m.p.status == MarketStatus::kHalted) continue;  // no sample while halted
+    m.premium_sum += premium(m);
+    m.premium_samples += 1;
+    const int64_t next = (now_ms_ / interval + 1) * interval;
+    if (m.next_funding_ms != 0 && now_ms_ >= m.next_funding_ms) {  // a payment is due
+      const int64_t rate = funding_rate(m);
+      m.premium_sum = m.premium_samples = 0;
+      m.last_rate = rate;
+      m.last_funding_ms = now_ms_;
+      // size × mark × rate: a payer pays it rounded up, a receiver gets it rounded down, the
+      // fee account keeps the difference
+      Usdc residue = 0;
+      for (AccountIndex ai : created_) {
+        Acc& a = accs_.at(ai);
+        auto pit = a.pos.find(mid);
+        if (pit == a.pos.end() || pit->second.size == 0 || rate == 0) continue;
+        Pos& p = pit->second;
+        const __int128 owed = static_cast<__int128>(p.size) * m.mark * m.mult * rate;
+        const Usdc pay = owed > 0 ? static_cast<Usdc>(cdiv(owed, 1'000'000'000))
+                                  : -static_cast<Usdc>(-owed / 1'000'000'000);
+        (p.iso ? p.alloc : a.collateral) -= pay;
+        p.funding += pay;
+        residue += pay;
+      }
+      accs_.at(cfg_.fee_account).collateral += residue;
+      ++funding_payments_;
+    }
+    m.next_funding_ms = next;
+  }
+  return Reject::kOk;
+}
+
 int ReferenceEngine::health(AccountIndex ai, __int128& tav, __int128& mmr, MarketId bucket) const {
   __int128 imr, plain, cmr = 0;
   if (bucket == kAllMarkets) {
@@ -50,12 +143,22 @@ void ReferenceEngine::settle_risk(std::vector<RefFill>& fills) {
   };
   for (;;) {
     refresh_marks();
+    // Trigger orders the mark reached fire first, by order index, before the liquidation checks
+    // (at the marks of the round's start).
+    std::vector<OrderIndex> due;
+    due.swap(due_);
+    std::sort(due.begin(), due.end());
+    due.erase(std::unique(due.begin(), due.end()), due.end());
+    for (OrderIndex id : due) fire(id, fills);
     std::vector<AccountIndex> under;
     for (AccountIndex ai : created_) {
       __int128 tav, mmr;
       if (health(ai, tav, mmr) != 0 || !isolated_under(ai).empty()) under.push_back(ai);
     }
-    if (under.empty()) return;
+    if (under.empty()) {
+      if (due.empty() && due_.empty()) return;
+      continue;
+    }
     for (AccountIndex ai : under) {  // the cross bucket, then each isolated position by market
       __int128 tav, mmr;
       const int h = health(ai, tav, mmr);
@@ -74,7 +177,8 @@ void ReferenceEngine::drop_orders(AccountIndex ai, MarketId bucket) {
   std::vector<OrderIndex> mine;
   for (auto& [id, o] : orders_)
     if (o.account == ai && (bucket == kAllMarkets || o.market == bucket)) mine.push_back(id);
-  for (OrderIndex id : mine) drop(id);
+  for (OrderIndex id : mine)
+    if (orders_.count(id)) remove(id);
   if (bucket != kAllMarkets) {
     iso_liq_ = true;
     iso_liq_account_ = ai;
