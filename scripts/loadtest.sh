@@ -2,8 +2,9 @@
 # Load test: starts tachyon with a load-test configuration (the embedded defaults with the
 # per-IP and per-account limits lifted, loopback only, a fresh data dir), runs tachyon-load for a
 # scenario, stops the server, and leaves everything in one folder: the report (report.txt,
-# report.json, SVG plots), the server's /metrics and /admin/latency at the end, its log, and any
-# flight-recorder dumps.
+# report.json, SVG plots), the server's context switches per answered tx (ctx.json: all its
+# threads, voluntary and not, from /proc), its /metrics and /admin/latency at the end, its log,
+# and any flight-recorder dumps.
 #
 #   scripts/loadtest.sh [--scenario mixed|demo|lobster] [--rate N] [--duration S] [--out DIR]
 #                       [--durability fsync|write|none] [--detail off|loadtest]
@@ -80,10 +81,28 @@ lobster=()
 if [[ $scenario == lobster ]]; then
   lobster=(--lobster "${LOBSTER_FILE:-tests/data/lobster/AMZN_2012-06-21_34200000_57600000_message_5_subset.csv.gz}")
 fi
+# Context switches of every server thread (voluntary + nonvoluntary), before and after the load.
+switches() {
+  cat /proc/"$server"/task/*/status 2>/dev/null |
+    awk '/^(voluntary|nonvoluntary)_ctxt_switches/ {s += $2} END {print s + 0}'
+}
 status=0
+switches_before=$(switches)
 "$bin/tachyon-load" --scenario "$scenario" --port "$port" --admin-port "$admin" \
   --operator-key "$out/data/operator.key" --rate "$rate" --duration "$duration" \
   --out "$out" "${lobster[@]}" "${extra[@]}" || status=$?
+switches_after=$(switches)
+python3 - "$out" "$switches_before" "$switches_after" "$rate" <<'PY' || status=1
+import json, sys
+out, before, after, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+r = json.load(open(out + "/report.json"))
+answered = r["accepted"] + r["rejected"]
+per_tx = (after - before) / answered if answered else float("nan")
+json.dump({"offered_tps": rate, "answered": answered, "switches": after - before,
+           "per_tx": per_tx}, open(out + "/ctx.json", "w"))
+print(f"loadtest.sh: server context switches {after - before} over {answered} answered txs: "
+      f"{per_tx:.2f} per tx")
+PY
 
 curl -s "http://127.0.0.1:$admin/metrics" >"$out/server-metrics.txt" || true
 curl -s "http://127.0.0.1:$admin/admin/latency" >"$out/server-latency.txt" || true

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds and runs the whole test suite: ctest on the Release build
-# (benchmarks compiled too) and on the ASan+UBSan build.
+# (benchmarks compiled too), every benchmark in a short mode with its gates (scripts/bench.sh),
+# ctest on the ASan+UBSan build and on the ThreadSanitizer build, and the fuzzers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -10,6 +11,9 @@ echo "== Release build and tests"
 cmake --preset release >/dev/null
 cmake --build --preset release
 ctest --preset release
+
+echo "== Benchmarks in a short mode, and their gates (scripts/bench.sh)"
+scripts/bench.sh
 
 echo "== ASan + UBSan build and tests"
 cmake --preset asan >/dev/null
