@@ -124,8 +124,9 @@ class PosixDisk final : public Disk {
   }
 };
 
-Status PosixDisk::read(const std::string& path, std::vector<uint8_t>& out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Opens `path` for reading and tells its size; on failure nothing is left open.
+Status open_for_read(const std::string& path, int& fd, size_t& size) {
+  fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return sys_error("open", path);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -133,7 +134,15 @@ Status PosixDisk::read(const std::string& path, std::vector<uint8_t>& out) {
     ::close(fd);
     return s;
   }
-  out.resize(static_cast<size_t>(st.st_size));
+  size = static_cast<size_t>(st.st_size);
+  return Status();
+}
+
+Status PosixDisk::read(const std::string& path, std::vector<uint8_t>& out) {
+  int fd = -1;
+  size_t size = 0;
+  if (Status s = open_for_read(path, fd, size); !s.ok()) return s;
+  out.resize(size);
   size_t got = 0;
   while (got < out.size()) {
     const ssize_t r = ::read(fd, out.data() + got, out.size() - got);
@@ -152,15 +161,9 @@ Status PosixDisk::read(const std::string& path, std::vector<uint8_t>& out) {
 }
 
 Status PosixDisk::map(const std::string& path, std::shared_ptr<const FileBytes>& out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys_error("open", path);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const Status s = sys_error("stat", path);
-    ::close(fd);
-    return s;
-  }
-  const auto n = static_cast<size_t>(st.st_size);
+  int fd = -1;
+  size_t n = 0;
+  if (Status s = open_for_read(path, fd, n); !s.ok()) return s;
   uint8_t* p = nullptr;
   if (n > 0) {
     void* m = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);

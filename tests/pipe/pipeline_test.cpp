@@ -533,6 +533,16 @@ TEST(Pipeline, readers_see_books_only_as_they_were_between_txs) {
   EXPECT_EQ(crossed, 0u);
 }
 
+// The newest seq a reader is shown: the applied seq, or a book snapshot's.
+template <typename BookReader>
+uint64_t shown_seq(pipe::Pipeline& p, BookReader& book) {
+  uint64_t shown = p.applied_seq();
+  book.read([&](const pipe::BookSnapshot* s) {
+    if (s != nullptr) shown = std::max(shown, s->seq);
+  });
+  return shown;
+}
+
 // Durability before visibility: no reader sees a tx (applied_seq, a book snapshot) before the
 // journal holds it. Under fsync each group commit is a real fdatasync, so without the rule the
 // apply thread publishes well ahead of it; the reader samples what it is shown, then what is
@@ -554,10 +564,7 @@ TEST(Pipeline, readers_never_see_a_tx_before_the_journal_holds_it) {
   std::thread reader([&] {
     auto book = p.book(0).reader();
     auto sample = [&] {
-      uint64_t shown = p.applied_seq();
-      book.read([&](const pipe::BookSnapshot* s) {
-        if (s != nullptr) shown = std::max(shown, s->seq);
-      });
+      const uint64_t shown = shown_seq(p, book);
       if (shown > journal->durable_seq()) ahead.fetch_add(1);
       shown_max.store(std::max(shown_max.load(), shown));
       samples.fetch_add(1);
@@ -619,13 +626,7 @@ TEST(Pipeline, what_readers_were_shown_before_a_power_cut_is_there_after_recover
     std::atomic<uint64_t> shown_max{0};
     std::thread reader([&] {
       auto book = p.book(0).reader();
-      auto sample = [&] {
-        uint64_t shown = p.applied_seq();
-        book.read([&](const pipe::BookSnapshot* s) {
-          if (s != nullptr) shown = std::max(shown, s->seq);
-        });
-        shown_max.store(std::max(shown_max.load(), shown));
-      };
+      auto sample = [&] { shown_max.store(std::max(shown_max.load(), shown_seq(p, book))); };
       while (!done.load(std::memory_order_acquire)) sample();
       sample();  // after the cut: what is shown now is all it will ever show
     });
