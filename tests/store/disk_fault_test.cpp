@@ -114,8 +114,11 @@ TEST(DiskFaults, a_failed_snapshot_leaves_no_file_and_the_journal_keeps_every_se
   SimDisk disk(3);
   testing::StreamReplayer stream(5);
   auto j = open_journal(disk, 1);
-  const uint64_t last = append(stream, *j, 2000);
-  ASSERT_TRUE(j->wait_durable(last));
+  uint64_t last = 0;
+  for (int i = 0; i < 20; ++i) {  // group commits of 100 txs: segments roll between them
+    last = append(stream, *j, 100);
+    ASSERT_TRUE(j->wait_durable(last));
+  }
   std::vector<std::string> before, after;
   ASSERT_TRUE(disk.list(kDir, before).ok());
   ASSERT_GT(before.size(), 2u);
