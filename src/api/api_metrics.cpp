@@ -31,7 +31,8 @@ const char* const kReadNames[] = {"worker_book_copy", "account_orders", "ws_upda
                                   "book_history"};
 }  // namespace
 
-ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers) : reg_(r) {
+ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers)
+    : reg_(r), ws_queued_(workers == 0 ? 1 : workers) {
   const size_t shards = workers == 0 ? 1 : workers;
   tachyon::ShardedHistogram* other_dry = nullptr;
   tachyon::Counter *other_ok = nullptr, *other_rej = nullptr;
@@ -92,6 +93,17 @@ ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers) : reg_(r) {
                              "WebSocket connections whose queue overflowed once (resynced)");
   slow_closes_ = &r.counter("tachyon_ws_slow_consumer_closes",
                             "WebSocket connections closed for overflowing twice");
+  stall_resyncs_ =
+      &r.counter("tachyon_ws_stall_resyncs",
+                 "WebSocket connections resynced for a send queue not drained within the stall "
+                 "timeout");
+  stall_closes_ = &r.counter("tachyon_ws_stall_closes",
+                             "WebSocket connections closed for staying stalled after a resync");
+  budget_closes_ = &r.counter("tachyon_ws_budget_closes",
+                              "WebSocket connections closed to keep all send queues within "
+                              "ws_total_queue_bytes (largest queue first)");
+  r.gauge_fn("tachyon_ws_queued_bytes", "Bytes in all WebSocket send queues", "",
+             [this] { return double(ws_queued_total()); });
   tracks.assign(shards, nullptr);
 }
 

@@ -74,8 +74,11 @@ struct Worker {
 class WsSession final : public WsConn, public std::enable_shared_from_this<WsSession> {
  public:
   WsSession(tcp::socket s, Worker& w, ApiShared& shared)
-      : ws_(std::move(s)), w_(w), shared_(shared) {}
-  ~WsSession() override { shared_.ip_disconnect(ip); }
+      : ws_(std::move(s)), w_(w), shared_(shared), worker_(w.index) {}
+  ~WsSession() override {
+    account(-static_cast<int64_t>(queued_));
+    shared_.ip_disconnect(ip);
+  }
 
   void run(http::request<http::string_body> req) {
     websocket::stream_base::timeout t =
@@ -96,7 +99,7 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
   }
   void send_text(std::string frame) override {
     if (closing_) return;
-    queued_ += frame.size();
+    account(held(frame));
     queue_.push_back(std::move(frame));
     if (!writing_) do_write();
   }
@@ -119,12 +122,22 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
   size_t queued_bytes() const override { return queued_; }
   void clear_queue() override {
     while (queue_.size() > (writing_ ? 1u : 0u)) {
-      queued_ -= queue_.back().size();
+      account(-held(queue_.back()));
       queue_.pop_back();
     }
   }
 
  private:
+  // What a queued frame holds in memory: its buffer (JsonWriter grows it by doubling, so up to
+  // twice its text) and its slot in the queue. The queue bounds count this, not the text.
+  static int64_t held(const std::string& frame) {
+    return static_cast<int64_t>(sizeof(std::string) + frame.capacity());
+  }
+  // The queue's size, here and in the worker's total (the total budget's gauge).
+  void account(int64_t delta) {
+    queued_ += static_cast<size_t>(delta);  // modulo 2^64: a negative delta subtracts
+    shared_.metrics.ws_queued_add(worker_, delta);
+  }
   void do_read() {
     ws_.async_read(buf_, [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->closed();
@@ -145,7 +158,7 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
     ws_.text(true);
     ws_.async_write(asio::buffer(queue_.front()),
                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                      self->queued_ -= self->queue_.front().size();
+                      self->account(-held(self->queue_.front()));
                       self->queue_.pop_front();
                       if (ec) {
                         self->writing_ = false;
@@ -153,6 +166,7 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
                       }
                       if (!self->queue_.empty()) return self->do_write();
                       self->writing_ = false;
+                      ++self->drains;  // the reader keeps up (the stall sweep's sign)
                     });
   }
   void closed() {
@@ -171,6 +185,7 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
   bool writing_ = false, closing_ = false, done_ = false;
   Worker& w_;
   ApiShared& shared_;
+  const uint32_t worker_;  // w_.index, kept: the session may outlive its Worker's other members
 };
 
 // ---- HTTP session ----

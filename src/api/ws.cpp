@@ -130,25 +130,33 @@ uint32_t book_checksum(const std::vector<pipe::PriceLevel>& bids,
 void WorkerLogic::push(WsConn& c, std::string frame) {
   if (c.cut) return;
   if (c.queued_bytes() + frame.size() > cfg_.ws_queue_bytes) {
-    if (c.resynced) {  // counted once: the connection takes no more frames
-      c.cut = true;
-      shared_.metrics.slow_closes().add();
-      c.cut_conn("slow consumer: send queue overflowed twice");
-      return;
-    }
-    // First overflow: drop what is queued and send fresh snapshots of its books instead.
-    c.clear_queue();
-    c.resynced = true;
-    shared_.metrics.slow_resyncs().add();
-    for (const auto& key : c.subs) {
-      const auto ch = parse_channel(key);
-      if (ch && ch->kind == "order_book" && books_[ch->market].valid)
-        c.send_text(book_frame(c, static_cast<MarketId>(ch->market), true, books_[ch->market],
-                               nullptr, nullptr, 0));
-    }
-    return;
+    if (c.resynced)
+      return cut(c, shared_.metrics.slow_closes(), "slow consumer: send queue overflowed twice");
+    return resync(c, shared_.metrics.slow_resyncs());  // the frame goes with what is queued
   }
   c.send_text(std::move(frame));
+}
+
+// Drops what is queued and sends fresh snapshots of the connection's books instead; its stall
+// clock starts again.
+void WorkerLogic::resync(WsConn& c, tachyon::Counter& resyncs) {
+  c.clear_queue();
+  c.resynced = true;
+  c.behind_since_ns = 0;
+  resyncs.add();
+  for (const auto& key : c.subs) {
+    const auto ch = parse_channel(key);
+    if (ch && ch->kind == "order_book" && books_[ch->market].valid)
+      c.send_text(book_frame(c, static_cast<MarketId>(ch->market), true, books_[ch->market],
+                             nullptr, nullptr, 0));
+  }
+}
+
+// Counted once: the connection takes no more frames, and ws_closed follows.
+void WorkerLogic::cut(WsConn& c, tachyon::Counter& closes, std::string_view reason) {
+  c.cut = true;
+  closes.add();
+  c.cut_conn(reason);
 }
 
 // Removes `c` (and subscribers whose connection is gone) from a channel's list.

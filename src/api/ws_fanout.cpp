@@ -1,6 +1,7 @@
 // WorkerLogic: what happens when the apply thread rings. Results go back to their requests;
 // the update log is tailed from this worker's cursor and turned into frames for the channels
 // that have subscribers here; books are diffed against the last state this worker sent.
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -97,6 +98,7 @@ void WorkerLogic::on_wake() {
     if (results > 0) track->span(m.ev_results, t0, t1, results);
     track->span(m.ev_fan_out, t1, t2, updates);
   }
+  shed_over_budget();  // where the queues grow
 }
 
 // What one fan-out round found in the update log: per market and per account, the changes its
@@ -246,6 +248,71 @@ void WorkerLogic::resync_all() {
   }
 }
 
+// A reader whose send queue has not once drained for ws_stall_timeout_ms gets its resync; behind
+// for as long again, it is cut. Sampled once a tick from the drain count the connection keeps,
+// so the send path reads no clock: a stall is seen up to one tick late. At most
+// kStallActionsPerTick connections are resynced or cut per tick, the longest behind first: many
+// readers stalling together (one client's, one network's) would otherwise free their queues and
+// format their snapshots in one go, in the middle of the healthy readers' fan-out.
+void WorkerLogic::sweep_stalled(int64_t now) {
+  if (cfg_.ws_stall_timeout_ms <= 0) return;
+  const int64_t timeout_ns = cfg_.ws_stall_timeout_ms * 1'000'000;
+  std::vector<std::shared_ptr<WsConn>> due;
+  for (auto& [id, weak] : conns_) {
+    auto c = weak.lock();
+    if (!c || c->cut) continue;
+    if (c->queued_bytes() == 0 || c->drains != c->drains_seen) {  // keeping up
+      c->drains_seen = c->drains;
+      c->behind_since_ns = 0;
+    } else if (c->behind_since_ns == 0) {
+      c->behind_since_ns = now;
+    } else if (now - c->behind_since_ns >= timeout_ns) {
+      due.push_back(std::move(c));
+    }
+  }
+  const size_t n = std::min(due.size(), kStallActionsPerTick);
+  std::partial_sort(
+      due.begin(), due.begin() + static_cast<std::ptrdiff_t>(n), due.end(),
+      [](const auto& a, const auto& b) { return a->behind_since_ns < b->behind_since_ns; });
+  for (size_t i = 0; i < n; ++i) {
+    WsConn& c = *due[i];
+    if (c.resynced)  // cut_conn reports the close later: conns_ stays as it is here
+      cut(c, shared_.metrics.stall_closes(), "stalled reader: send queue not drained");
+    else
+      resync(c, shared_.metrics.stall_resyncs());
+  }
+}
+
+// All workers' send queues together over ws_total_queue_bytes: this worker cuts its own
+// connections, the largest queue first (the reader furthest behind, and the most memory back
+// per cut), while the sum stays over and this worker holds more than its share of the budget.
+// Over the budget, some worker is over its share, so the sum comes back under it; a worker under
+// its share cuts nothing, so a healthy reader is not cut for another worker's stalled ones. Two
+// workers over their share at once may both cut, up to a connection each more than needed.
+void WorkerLogic::shed_over_budget() {
+  const auto budget = static_cast<int64_t>(cfg_.ws_total_queue_bytes);
+  if (budget == 0) return;
+  ApiMetrics& m = shared_.metrics;
+  const int64_t share = budget / m.workers();
+  int64_t mine = m.ws_queued(index_);  // this worker's own slot: no other core's line to read
+  if (mine <= share) return;
+  int64_t total = m.ws_queued_total();
+  if (total <= budget) return;
+  std::vector<std::pair<size_t, std::shared_ptr<WsConn>>> queues;
+  for (auto& [id, weak] : conns_) {
+    auto c = weak.lock();
+    if (c && !c->cut && c->queued_bytes() > 0) queues.emplace_back(c->queued_bytes(), c);
+  }
+  std::sort(queues.begin(), queues.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [bytes, c] : queues) {
+    if (total <= budget || mine <= share) break;
+    cut(*c, m.budget_closes(), "send queues over their total budget: the largest is cut");
+    total -= static_cast<int64_t>(bytes);
+    mine -= static_cast<int64_t>(bytes);
+  }
+}
+
 void WorkerLogic::on_tick() {
   TACHYON_OWNER_ONLY(owner_);
   const int64_t now = now_ns();
@@ -260,6 +327,7 @@ void WorkerLogic::on_tick() {
     ++it;
   }
   for (auto& c : idle) c->close_conn("idle timeout: no frame from the client");
+  sweep_stalled(now);
   // Keep-alive and a periodic market_stats push (clients that watch the same market twice on
   // one connection wait for a push rather than a second snapshot).
   if (now - last_ping_ns_ >= 30'000'000'000) {  // keep-alive, Lighter style

@@ -104,6 +104,8 @@ Status parse_limits(const toml::table& t, const std::string& origin, Config& c) 
   TRY(get_int(t, "max_ws_message_bytes", c.max_ws_message_bytes, origin, 1024, 16 << 20));
   TRY(get_int(t, "max_subscriptions", c.max_subscriptions, origin, 1, 100000));
   TRY(get_int(t, "ws_queue_bytes", c.ws_queue_bytes, origin, 4096, 1 << 30));
+  TRY(get_int(t, "ws_stall_timeout_ms", c.ws_stall_timeout_ms, origin, 0, 3'600'000));
+  TRY(get_int(t, "ws_total_queue_bytes", c.ws_total_queue_bytes, origin, 0, int64_t{1} << 40));
   TRY(get_int(t, "idle_timeout_s", c.idle_timeout_s, origin, 1, 86400));
   TRY(get_int(t, "account_rate_per_s", c.account_rate_per_s, origin, 1, 10000000));
   TRY(get_int(t, "account_burst", c.account_burst, origin, 1, 10000000));
@@ -281,6 +283,8 @@ std::string describe(const Config& c) {
     << c.operator_pubkey << "\"\n\n[limits]\nmax_body_bytes = " << c.max_body_bytes
     << "\nmax_ws_message_bytes = " << c.max_ws_message_bytes
     << "\nmax_subscriptions = " << c.max_subscriptions << "\nws_queue_bytes = " << c.ws_queue_bytes
+    << "\nws_stall_timeout_ms = " << c.ws_stall_timeout_ms
+    << "\nws_total_queue_bytes = " << c.ws_total_queue_bytes
     << "\nidle_timeout_s = " << c.idle_timeout_s
     << "\nmax_connections_per_ip = " << c.max_connections_per_ip
     << "\nip_rate_per_s = " << c.ip_rate_per_s << "\nip_burst = " << c.ip_burst

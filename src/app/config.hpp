@@ -39,6 +39,8 @@ struct Config {
   uint32_t max_ws_message_bytes = 65536;
   uint32_t max_subscriptions = 100;
   uint32_t ws_queue_bytes = 4 << 20;
+  uint32_t ws_stall_timeout_ms = 10'000;                // 0: off
+  uint64_t ws_total_queue_bytes = uint64_t{256} << 20;  // 0: no bound
   uint32_t idle_timeout_s = 120;
   uint32_t max_connections_per_ip = 100;
   uint32_t ip_rate_per_s = 200;

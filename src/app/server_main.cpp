@@ -49,8 +49,15 @@
 // many times that of small pages: the read side took 2.1 s instead of 0.6 s after the machine
 // sat idle (docs/PERFORMANCE.md, "Start-up on memory the host reclaimed"). MALLOC_CONF=
 // "thp:always,metadata_thp:always" restores them, e.g. with snapshot_from = "fork".
+// Freed memory goes back to the system (docs/PERFORMANCE.md, "Stalled readers and memory"): the
+// server locks its pages (threads.lock_memory), madvise cannot purge locked pages, so jemalloc
+// unmaps the pages it gives back instead of keeping their addresses (retain:false; kept, RSS
+// never fell after 100 stalled WebSocket readers had queued 256 MiB and were closed). Dirty pages
+// go back after dirty_decay_ms (the analog of Go's GOGC; 1 s and 5 s returned no more 30 s later
+// and fault more), at once, not through a lazy MADV_FREE stage (muzzy_decay_ms:0). No
+// background_thread: its threads ignore threads.*_core placement; purging rides on allocations.
 extern "C" {
-const char* malloc_conf = "thp:default";
+const char* malloc_conf = "thp:default,retain:false,dirty_decay_ms:10000,muzzy_decay_ms:0";
 }
 
 using namespace tachyon;
@@ -458,6 +465,8 @@ api::ApiConfig api_config(const app::Config& c, const api::PublicKey& op_key) {
   ac.max_ws_message_bytes = c.max_ws_message_bytes;
   ac.max_subscriptions = c.max_subscriptions;
   ac.ws_queue_bytes = c.ws_queue_bytes;
+  ac.ws_stall_timeout_ms = c.ws_stall_timeout_ms;
+  ac.ws_total_queue_bytes = c.ws_total_queue_bytes;
   ac.idle_timeout_s = static_cast<int>(c.idle_timeout_s);
   ac.max_connections_per_ip = c.max_connections_per_ip;
   ac.ip_rate_per_s = c.ip_rate_per_s;
@@ -801,15 +810,17 @@ bool no_stop_signal(const app::Config& c, const sigset_t& signals) {
 // logged when it starts and ends; the journal retries by itself meanwhile.
 int store_failure(Server& srv, bool& out_of_space) {
   if (srv.journal->failed()) {
-    spdlog::critical("journal failed: {}; nothing more is acknowledged; stopping for a restart "
-                     "into recovery",
-                     srv.journal->failure());
+    spdlog::critical(
+        "journal failed: {}; nothing more is acknowledged; stopping for a restart "
+        "into recovery",
+        srv.journal->failure());
     return 3;
   }
   if (srv.journal->out_of_space() != out_of_space) {
     out_of_space = !out_of_space;
     if (out_of_space)
-      spdlog::error("journal: the disk is full; new txs are refused (code 23003) until it has room");
+      spdlog::error(
+          "journal: the disk is full; new txs are refused (code 23003) until it has room");
     else
       spdlog::info("journal: space is back; txs are taken again");
   }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -187,6 +188,20 @@ class Server {
   api::SecretKey operator_{};
   int64_t operator_nonce_ = 2;  // two markets created at start (embedded defaults)
 };
+
+// The admin /metrics page as series -> value (comments skipped).
+inline std::map<std::string, double> scrape(Server& s) {
+  const HttpResult r = http(s.admin_port(), "GET", "/metrics");
+  EXPECT_EQ(r.status, 200);
+  std::map<std::string, double> out;
+  std::istringstream in(r.body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t sp = line.rfind(' ');
+    out[line.substr(0, sp)] = std::stod(line.substr(sp + 1));
+  }
+  return out;
+}
 
 struct Trader {
   AccountIndex account;

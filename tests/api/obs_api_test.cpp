@@ -17,19 +17,6 @@
 namespace tachyon::testing {
 namespace {
 
-std::map<std::string, double> scrape(Server& s) {
-  const HttpResult r = http(s.admin_port(), "GET", "/metrics");
-  EXPECT_EQ(r.status, 200);
-  std::map<std::string, double> out;
-  std::istringstream in(r.body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    const size_t sp = line.rfind(' ');
-    out[line.substr(0, sp)] = std::stod(line.substr(sp + 1));
-  }
-  return out;
-}
-
 TEST(Obs, metrics_count_every_tx_by_type_result_code_and_stage) {
   Server s;
   ASSERT_TRUE(s.ready()) << s.log();

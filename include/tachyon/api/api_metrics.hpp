@@ -3,8 +3,10 @@
 // app's obs::Registry). Every histogram has one shard per worker (the worker's index picks it);
 // counters are shared.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <absl/container/flat_hash_map.h>
 
@@ -58,6 +60,27 @@ class ApiMetrics {
   }
   tachyon::Counter& slow_resyncs() { return *slow_resyncs_; }
   tachyon::Counter& slow_closes() { return *slow_closes_; }
+  tachyon::Counter& stall_resyncs() { return *stall_resyncs_; }
+  tachyon::Counter& stall_closes() { return *stall_closes_; }
+  tachyon::Counter& budget_closes() { return *budget_closes_; }
+
+  // Bytes in the WebSocket send queues, one slot per worker. Relaxed everywhere: a slot has one
+  // writer (its worker, so a plain load and store suffice), nothing else is published through it,
+  // and a reader (another worker's budget check, /metrics) only needs a recent estimate; the
+  // atomics only keep the reads untorn.
+  void ws_queued_add(uint32_t w, int64_t delta) {
+    std::atomic<int64_t>& v = ws_queued_[w].bytes;
+    v.store(v.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
+  }
+  int64_t ws_queued(uint32_t w) const {
+    return ws_queued_[w].bytes.load(std::memory_order_relaxed);
+  }
+  int64_t ws_queued_total() const {
+    int64_t sum = 0;
+    for (const auto& s : ws_queued_) sum += s.bytes.load(std::memory_order_relaxed);
+    return sum;
+  }
+  uint32_t workers() const { return static_cast<uint32_t>(ws_queued_.size()); }
   // The worker's flight-recorder track (null until set by the app).
   std::vector<tachyon::Track*> tracks;
   uint16_t ev_dry_run = 0, ev_fan_out = 0, ev_results = 0, ev_slow_tx = 0;
@@ -76,6 +99,13 @@ class ApiMetrics {
   std::array<tachyon::Counter*, size_t(ReadKind::kCount)> reads_{}, fallbacks_{};
   tachyon::Counter* slow_resyncs_ = nullptr;
   tachyon::Counter* slow_closes_ = nullptr;
+  tachyon::Counter* stall_resyncs_ = nullptr;
+  tachyon::Counter* stall_closes_ = nullptr;
+  tachyon::Counter* budget_closes_ = nullptr;
+  struct alignas(tachyon::kFalseSharingRange) QueuedSlot {
+    std::atomic<int64_t> bytes{0};
+  };
+  std::vector<QueuedSlot> ws_queued_;  // one per worker, sized at construction
 };
 
 }  // namespace tachyon::api

@@ -39,7 +39,12 @@ struct ApiConfig {
   size_t max_body_bytes = 64 * 1024;
   size_t max_ws_message_bytes = 64 * 1024;
   size_t max_subscriptions = 100;
-  size_t ws_queue_bytes = 4 << 20;  // per connection; beyond: one resync, then close
+  size_t ws_queue_bytes = 4 << 20;  // per connection (held memory); beyond: one resync, then close
+  // A send queue not once drained for this long: one resync, then close (0: off). Checked by
+  // each worker's tick, so it acts up to one tick late.
+  int64_t ws_stall_timeout_ms = 10'000;
+  // All connections' send queues together; beyond: the largest are cut (0: no bound).
+  size_t ws_total_queue_bytes = size_t{256} << 20;
   int idle_timeout_s = 120;
   uint32_t max_connections = 1000;
   uint32_t max_connections_per_ip = 100;
@@ -151,7 +156,9 @@ struct HttpReply {
 };
 using ReplyFn = std::function<void(HttpReply)>;
 
-// A WebSocket connection as the logic sees it (server.cpp implements it on Beast).
+// A WebSocket connection as the logic sees it (server.cpp implements it on Beast). Owner: its
+// worker's thread. The implementation reports every change of its queue's size to
+// ApiMetrics::ws_queued_add (the total budget reads the sum).
 class WsConn {
  public:
   virtual ~WsConn() = default;
@@ -161,14 +168,22 @@ class WsConn {
   // A hard cut, for a reader that does not read: the queue dropped, the socket shut at once (a
   // close frame could never be written to it); the close reaches the logic as ws_closed later.
   virtual void cut_conn(std::string_view reason) = 0;
+  // The memory the queued frames hold (buffers, not only their text), the frame being written
+  // included.
   virtual size_t queued_bytes() const = 0;
-  virtual void clear_queue() = 0;
+  virtual void clear_queue() = 0;  // all but the frame being written
 
   uint64_t id = 0;
   std::string ip;
-  uint64_t offset = 0;  // per-connection frame counter (`offset`)
-  bool resynced = false;
-  bool cut = false;               // cut_conn was called: nothing more is sent or counted
+  uint64_t offset = 0;    // per-connection frame counter (`offset`)
+  bool resynced = false;  // its one resync is spent: the next overflow or stall cuts it
+  bool cut = false;       // cut_conn was called: nothing more is sent or counted
+  // Kept by the implementation: how many times the send queue drained (its last frame written).
+  uint64_t drains = 0;
+  // Kept by the worker's stall sweep: `drains` as it last saw it, and the sweep that first found
+  // the queue non-empty and not drained since (0: not behind).
+  uint64_t drains_seen = 0;
+  int64_t behind_since_ns = 0;
   std::vector<std::string> subs;  // channel names as subscribed ("order_book/0")
   int64_t last_rx_ns = 0;         // the last frame from the client (idle timeout)
   // Cancel-on-disconnect: a signed CancelAllOrders the server submits when the connection drops.
@@ -192,7 +207,8 @@ class WorkerLogic {
   void ws_closed(const std::shared_ptr<WsConn>& c);
   // The apply thread rang: route results, fan out what changed.
   void on_wake();
-  // Once a second: keep-alive pings, market_stats refresh.
+  // Every tick (250 ms): idle and stalled connections; keep-alive pings and the market_stats
+  // refresh when theirs are due.
   void on_tick();
 
  private:
@@ -281,6 +297,13 @@ class WorkerLogic {
   void ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std::string_view data,
                                std::string_view id);
   void push(WsConn& c, std::string frame);
+  // The slow-reader policy (docs/ARCHITECTURE.md "Bad input"): one resync in a connection's life
+  // (its queue replaced by fresh book snapshots), then a hard cut, counted once in `closes`.
+  void resync(WsConn& c, tachyon::Counter& resyncs);
+  void cut(WsConn& c, tachyon::Counter& closes, std::string_view reason);
+  void sweep_stalled(int64_t now_ns);
+  static constexpr size_t kStallActionsPerTick = 4;
+  void shed_over_budget();
   void drop_subscriber(const std::string& key, const WsConn& c);
   struct FanOutBatch;
   void fan_out();
