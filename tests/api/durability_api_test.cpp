@@ -182,14 +182,18 @@ TEST(Durability, a_full_disk_refuses_new_txs_with_the_reason_and_resumes_when_sp
   {
     Server s({}, data);  // fsync
     ASSERT_TRUE(s.ready()) << s.log();
-    Trader t(41), probe(42);
-    ASSERT_EQ(s.deposit(t.account, 1'000'000'000'000, t.pk).status, 200);
-    ASSERT_EQ(s.deposit(probe.account, 1'000'000'000'000, probe.pk).status, 200);
+    Trader maker(41), taker(43), probe(42);
+    for (Trader* t : {&maker, &taker, &probe})
+      ASSERT_EQ(s.deposit(t->account, 1'000'000'000'000, t->pk).status, 200);
     fill(filler, disk.free_bytes() - (24 << 10));
     std::atomic<bool> stop{false};
-    std::thread sender([&] {  // IOC orders on an empty side: executed, journaled, nothing rests
-      while (!stop.load()) {
-        const HttpResult r = s.send(t.order(0, true, 1000, 900000, TimeInForce::kIoc), t.sk);
+    std::thread sender([&] {  // a maker's ask, taken by an IOC bid: every tx trades, none rests
+      for (int64_t i = 0; !stop.load(); ++i) {
+        const bool ask = i % 2 == 0;
+        Trader& t = ask ? maker : taker;
+        const Tx tx = ask ? t.order(0, true, 1000, 300000 + 100 * (i % 5))
+                          : t.order(0, false, 1000, 300400, TimeInForce::kIoc);
+        const HttpResult r = s.send(tx, t.sk);
         std::lock_guard lk(mu);
         if (r.status == 200) acked.merge(tx_hashes_in(r.body));
         if (r.status == 503) --t.nonce;  // refused before the engine: the nonce is unused
@@ -200,7 +204,7 @@ TEST(Durability, a_full_disk_refuses_new_txs_with_the_reason_and_resumes_when_sp
     const HttpResult ready = s.get("/health/ready");
     EXPECT_NE(ready.body.find("disk is full"), std::string::npos) << ready.body;
     const HttpResult refused =
-        s.send(probe.order(0, true, 1000, 900000, TimeInForce::kIoc), probe.sk);
+        s.send(probe.order(0, false, 1000, 300400, TimeInForce::kIoc), probe.sk);
     EXPECT_EQ(refused.status, 503) << refused.body;
     EXPECT_NE(refused.body.find("23003"), std::string::npos) << refused.body;
     --probe.nonce;
@@ -209,7 +213,7 @@ TEST(Durability, a_full_disk_refuses_new_txs_with_the_reason_and_resumes_when_sp
     stop.store(true);
     sender.join();
     const HttpResult again =
-        s.send(probe.order(0, true, 1000, 900000, TimeInForce::kIoc), probe.sk);
+        s.send(probe.order(0, false, 1000, 300400, TimeInForce::kIoc), probe.sk);
     EXPECT_EQ(again.status, 200) << again.body;
     acked.merge(tx_hashes_in(again.body));
     s.kill();
@@ -222,6 +226,49 @@ TEST(Durability, a_full_disk_refuses_new_txs_with_the_reason_and_resumes_when_sp
     lost += after.get("/api/v1/tx?by=hash&value=" + h).status != 200;
   EXPECT_EQ(lost, 0u) << "of " << acked.size() << " acknowledged txs";
   EXPECT_EQ(after.stop(), 0) << after.log();
+}
+
+// "<line start>...state hash <hex>" in a server log: the hash on the first line that has `marker`.
+std::string logged_hash(const std::string& log, const std::string& marker) {
+  const size_t at = log.find(marker);
+  const size_t h = at == std::string::npos ? at : log.find("state hash ", at);
+  return h == std::string::npos ? "" : log.substr(h + 11, 16);
+}
+
+// history.bin and txindex.bin cannot be written (directories stand where their temp files go):
+// the server keeps trading through snapshots and its stop, logs why, stops cleanly, and the
+// state it recovers is the state it stopped with.
+TEST(Durability, a_failed_history_write_keeps_trading_and_the_state_whole) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/history.bin.tmp/x");
+  std::filesystem::create_directories(dir.path() + "/txindex.bin.tmp/x");
+  // A snapshot every 10 txs: the history is saved (and fails) after each, while trading goes on.
+  const ConfigFile cfg(
+      ConfigFile::Edits{{"snapshot_every_txs = 1000000", "snapshot_every_txs = 10"}});
+  std::string stopped;
+  {
+    Server s(cfg.args(), dir.path());  // fsync
+    ASSERT_TRUE(s.ready()) << s.log();
+    Trader maker(51), taker(52);
+    for (Trader* t : {&maker, &taker})
+      ASSERT_EQ(s.deposit(t->account, 1'000'000'000'000, t->pk).status, 200);
+    for (int i = 0; i < 60; ++i) {  // a maker's ask, taken by an IOC bid
+      const bool ask = i % 2 == 0;
+      Trader& t = ask ? maker : taker;
+      const Tx tx = ask ? t.order(0, true, 1000, 300000 + 100 * (i % 5))
+                        : t.order(0, false, 1000, 300400, TimeInForce::kIoc);
+      EXPECT_EQ(s.send(tx, t.sk).status, 200);
+    }
+    ASSERT_EQ(s.stop(), 0) << s.log();
+    EXPECT_NE(s.log().find("market history not saved"), std::string::npos) << s.log();
+    EXPECT_NE(s.log().find("tx index not saved"), std::string::npos) << s.log();
+    stopped = logged_hash(s.log(), "stopped cleanly at seq");
+  }
+  ASSERT_EQ(stopped.size(), 16u);
+  Server again({}, dir.path());
+  ASSERT_TRUE(again.ready()) << again.log();
+  EXPECT_EQ(logged_hash(again.log(), "] recovered "), stopped) << again.log();
+  EXPECT_EQ(again.stop(), 0) << again.log();
 }
 
 }  // namespace
