@@ -180,7 +180,13 @@ TEST(Durability, a_full_disk_refuses_new_txs_with_the_reason_and_resumes_when_sp
   std::set<std::string> acked;
   std::mutex mu;
   {
-    Server s({}, data);  // fsync
+    // The per-account rate lifted: a 429 would leave a nonce gap behind it, and the disk would
+    // fill only if the txs before it were enough.
+    const ConfigFile cfg(
+        ConfigFile::Edits{{"account_rate_per_s = 100", "account_rate_per_s = 1000000"},
+                          {"account_burst = 200", "account_burst = 1000000"}});
+    std::vector<std::string> args = cfg.args();
+    Server s(args, data);  // fsync
     ASSERT_TRUE(s.ready()) << s.log();
     Trader maker(41), taker(43), probe(42);
     for (Trader* t : {&maker, &taker, &probe})
@@ -196,7 +202,7 @@ TEST(Durability, a_full_disk_refuses_new_txs_with_the_reason_and_resumes_when_sp
         const HttpResult r = s.send(tx, t.sk);
         std::lock_guard lk(mu);
         if (r.status == 200) acked.merge(tx_hashes_in(r.body));
-        if (r.status == 503) --t.nonce;  // refused before the engine: the nonce is unused
+        if (r.status == 503 || r.status == 429) --t.nonce;  // refused before the engine
       }
     });
     ASSERT_TRUE(wait_for([&] { return s.get("/health/ready").status == 503; }))

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "store/store_support.hpp"
+#include "tachyon/codec/codec.hpp"
 #include "tachyon/core/crc32c.hpp"
 #include "tachyon/store/disk.hpp"
 
@@ -95,7 +96,8 @@ TEST(Journal, a_torn_tail_is_truncated_reported_and_never_replayed) {
   journal_stream(dir.path(), 5, 1000, 1 << 20);
   const std::string seg = files_with(dir.path(), "journal-").back();
   const auto size = std::filesystem::file_size(seg);
-  ASSERT_TRUE(store::posix_disk().truncate_file(seg, size - 37).ok());  // cut inside the last record
+  ASSERT_TRUE(
+      store::posix_disk().truncate_file(seg, size - 37).ok());  // cut inside the last record
   std::unique_ptr<Engine> e;
   store::RecoveryReport rep;
   ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
@@ -144,6 +146,15 @@ TEST(Journal, corruption_in_the_middle_stops_recovery_with_a_clear_error) {
     std::unique_ptr<Engine> e;
     store::RecoveryReport rep;
     const Status s = store::recover(copy.path(), EngineConfig{}, e, rep);
+    // In the last segment, damage followed by at most a page and a record is what a torn write
+    // leaves (the group commit's timing sets where the last segment starts): truncated, not
+    // refused. Anything more after it is corruption.
+    const auto rest = std::filesystem::file_size(path) - (store::kSegmentHeaderSize + 100);
+    if (victim == segs.back() && rest <= 4096 + store::kFrameHeaderSize + codec::kMaxRecordSize) {
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_TRUE(rep.journal.truncated_tail);
+      continue;
+    }
     ASSERT_FALSE(s.ok()) << victim;
     EXPECT_NE(s.message().find("corrupt"), std::string::npos) << s.message();
     EXPECT_EQ(e, nullptr);
@@ -365,7 +376,8 @@ TEST(Snapshot, segments_are_deleted_only_once_a_snapshot_covers_them) {
   ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
   EXPECT_EQ(e->state_hash(), r.engine().state_hash());
   // Without the snapshot the journal no longer starts at seq 1: recovery refuses.
-  for (const auto& s : files_with(dir.path(), "snapshot-")) ASSERT_TRUE(store::posix_disk().remove(s).ok());
+  for (const auto& s : files_with(dir.path(), "snapshot-"))
+    ASSERT_TRUE(store::posix_disk().remove(s).ok());
   const Status s = store::recover(dir.path(), EngineConfig{}, e, rep);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("the journal starts at seq"), std::string::npos) << s.message();
