@@ -652,7 +652,15 @@ TEST(Pipeline, what_readers_were_shown_before_a_power_cut_is_there_after_recover
     done.store(true, std::memory_order_release);
     reader.join();
     disk.stop_process();  // nothing more reaches the disk
-    p.stop();
+    // The apply thread hands out the results it published before it ends: keep taking them
+    // (on this thread, their consumer) while another thread stops the pipeline.
+    std::atomic<bool> stopped{false};
+    std::thread stopper([&] {
+      p.stop();
+      stopped.store(true, std::memory_order_release);
+    });
+    while (!stopped.load(std::memory_order_acquire)) p.poll_results(0, [](const pipe::Result&) {});
+    stopper.join();
     journal.reset();
     disk.restart_after_power_cut();
     store::RecoverOptions opt;
