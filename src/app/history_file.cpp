@@ -131,8 +131,8 @@ Status save_history(const std::string& data_dir, pipe::ReadSide& rs,
   out += refs;
   put<uint32_t>(out, crc32c(reinterpret_cast<const uint8_t*>(out.data()), out.size()));
   // all or nothing: a temp file, synced, renamed over the old one
-  return store::posix_disk().write_file_atomic(path_of(data_dir), std::vector<uint8_t>(out.begin(), out.end()),
-                                               {});
+  return store::posix_disk().write_file_atomic(path_of(data_dir),
+                                               std::vector<uint8_t>(out.begin(), out.end()), {});
 }
 
 Status load_history(const std::string& data_dir, std::vector<pipe::MarketHistory>& out,

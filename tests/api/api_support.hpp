@@ -226,6 +226,15 @@ struct Trader {
     tx.order.order_expiry_ms = tif == TimeInForce::kIoc ? 0 : now_ms() + 3'600'000;
     return tx;
   }
+  Tx cancel(MarketId m, uint64_t order_index) {
+    Tx c;
+    c.h.type = TxType::kCancelOrder;
+    c.h.account = account;
+    c.h.nonce = nonce++;
+    c.cancel.market = m;
+    c.cancel.index = order_index;
+    return c;
+  }
 };
 
 // Damages a file the way a bad disk would: one byte in the middle flipped.

@@ -181,13 +181,7 @@ TEST(Obs, a_real_socket_that_never_reads_is_resynced_then_closed) {
     HttpResult r = s.send(t.order(0, ask, 500, px, TimeInForce::kGoodTillTime, i + 1), t.sk);
     ASSERT_EQ(r.status, 200) << r.body;
     if (i >= 200) {  // stay under the open-order limit: cancel the order 200 back
-      Tx c;
-      c.h.type = TxType::kCancelOrder;
-      c.h.account = t.account;
-      c.h.nonce = t.nonce++;
-      c.cancel.market = 0;
-      c.cancel.index = static_cast<uint64_t>(i + 1 - 200);
-      r = s.send(c, t.sk);
+      r = s.send(t.cancel(0, static_cast<uint64_t>(i + 1 - 200)), t.sk);
       ASSERT_EQ(r.status, 200) << r.body;
     }
     if (i % 200 == 199) closes = metric(s, "tachyon_ws_slow_consumer_closes_total");

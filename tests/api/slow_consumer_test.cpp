@@ -305,13 +305,7 @@ bool churn_until(Server& s, Trader& t, int& i, int max, int every, Done&& done) 
     HttpResult r = s.send(t.order(0, ask, 500, px, TimeInForce::kGoodTillTime, i + 1), t.sk);
     EXPECT_EQ(r.status, 200) << r.body;
     if (i >= 200) {
-      Tx c;
-      c.h.type = TxType::kCancelOrder;
-      c.h.account = t.account;
-      c.h.nonce = t.nonce++;
-      c.cancel.market = 0;
-      c.cancel.index = static_cast<uint64_t>(i + 1 - 200);
-      r = s.send(c, t.sk);
+      r = s.send(t.cancel(0, static_cast<uint64_t>(i + 1 - 200)), t.sk);
       EXPECT_EQ(r.status, 200) << r.body;
     }
     if (i % every == every - 1 && done()) {

@@ -345,8 +345,8 @@ SimResult run_sim(uint64_t seed, int64_t txs) {
       std::string pos;
       for (const Position& p : e.account(1)->positions)
         pos += " m" + std::to_string(p.market) + " size " + std::to_string(p.size);
-      return fail("insurance fund value negative: " + std::to_string(int64_t(ins.value)) +
-                      " mmr " + std::to_string(int64_t(ins.mmr)) + " collateral " +
+      return fail("insurance fund value negative: " + std::to_string(int64_t(ins.value)) + " mmr " +
+                      std::to_string(int64_t(ins.mmr)) + " collateral " +
                       std::to_string(e.account(1)->collateral) + pos + " (tx type " +
                       std::to_string(int(tx.h.type)) + ", deficits paid " +
                       std::to_string(e.risk_stats().deficit_covered) + ")",
