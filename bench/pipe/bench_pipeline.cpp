@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct Row {
   double p50, p99, p999, max;
   uint64_t busy;
   double allocs_per_tx;  // whole process, after the first quarter (warm-up)
+  // the same, counted on the sequencer's and the apply thread's own slots (-1: thread not found)
+  double seq_allocs_per_tx, apply_allocs_per_tx;
   // apply thread: time per batch (drain + read side + snapshot publication), µs, and its size
   double batch_p50, batch_p99, batch_p9999, batch_max, updates_per_batch;
   // freshness: a tx executed -> the views that show it published, µs
@@ -71,6 +74,7 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
   const int64_t gap = static_cast<int64_t>(1e9 / rate);
   const int64_t t0 = realtime_ns() + 1'000'000;
   uint64_t sent = 0, got = 0, busy = 0, allocs_at_warm = 0, got_at_warm = 0;
+  std::optional<uint64_t> seq_at_warm, apply_at_warm;
   while (got < n) {
     const int64_t due = t0 + static_cast<int64_t>(sent) * gap;
     if (sent < n && realtime_ns() >= due) {
@@ -98,7 +102,13 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
     if (got_at_warm == 0 && got >= n / 4) {
       got_at_warm = got;
       allocs_at_warm = tachyon::bench::alloc_count();
-      if (std::getenv("TACHYON_ALLOC_TRAP") != nullptr) tachyon::bench::arm_alloc_trap(3);
+      seq_at_warm = tachyon::bench::alloc_count_of_thread("sequencer");
+      apply_at_warm = tachyon::bench::alloc_count_of_thread("apply");
+      // TACHYON_ALLOC_TRAP=1: who allocates after the warm-up; =apply or =sequencer: on that
+      // thread only.
+      if (const char* trap = std::getenv("TACHYON_ALLOC_TRAP"); trap != nullptr) {
+        tachyon::bench::arm_alloc_trap(3, std::string(trap) == "1" ? nullptr : trap);
+      }
     }
     // Like an api worker in epoll: sleep until a result arrives or the next submit is due.
     if (n_got == 0) {
@@ -110,6 +120,14 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
     }
   }
   const uint64_t allocs_steady = tachyon::bench::alloc_count() - allocs_at_warm;
+  const double steady_txs = static_cast<double>(got - got_at_warm);
+  auto per_tx = [&](const char* thread, std::optional<uint64_t> at_warm) {
+    const std::optional<uint64_t> now = tachyon::bench::alloc_count_of_thread(thread);
+    if (!now || !at_warm) return -1.0;
+    return static_cast<double>(*now - *at_warm) / steady_txs;
+  };
+  const double seq_allocs = per_tx("sequencer", seq_at_warm);
+  const double apply_allocs = per_tx("apply", apply_at_warm);
   pl.stop();
   journal->close();
   std::sort(lat.begin(), lat.end());
@@ -136,7 +154,9 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
           at(0.999),
           lat.back() / 1e3,
           busy,
-          static_cast<double>(allocs_steady) / static_cast<double>(got - got_at_warm),
+          static_cast<double>(allocs_steady) / steady_txs,
+          seq_allocs,
+          apply_allocs,
           bat(0.5),
           bat(0.99),
           bat(0.9999),
@@ -214,9 +234,10 @@ int main(int argc, char** argv) {
     std::printf(
         "\n## steady state: every second order trades against the one before (nothing "
         "accumulates)\n\n| durability | wait strategy | p50 | p99 | p99.9 | max | allocs/tx "
-        "(steady) |\n|---|---|---|---|---|---|---|\n| none | spin_then_park | %.1f | %.1f | %.1f | "
-        "%.1f | %.4f |\n",
-        r.p50, r.p99, r.p999, r.max, r.allocs_per_tx);
+        "(steady) | sequencer thread allocs/tx | apply thread allocs/tx |\n"
+        "|---|---|---|---|---|---|---|---|---|\n"
+        "| none | spin_then_park | %.1f | %.1f | %.1f | %.1f | %.4f | %.6f | %.6f |\n",
+        r.p50, r.p99, r.p999, r.max, r.allocs_per_tx, r.seq_allocs_per_tx, r.apply_allocs_per_tx);
   }
   std::printf(
       "\n## apply thread: time per batch (drain, read side, snapshot publication), µs\n\n"

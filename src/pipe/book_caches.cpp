@@ -48,6 +48,9 @@ uint32_t BookCaches::seed_book(const Engine& e, MarketId m, int64_t now_ns, uint
   Cache& c = caches_[m];
   c.engine_ts_ns = now_ns;
   c.nonce = nonce;
+  // A batch touches a level per fill, rest and cancel: sized here for the batches a busy market
+  // sees, so that its first large batch does not allocate on the apply thread.
+  c.touched.reserve(kTouchedReserve);
   mark_changed(m);
   for (int side = 0; side < 2; ++side) {
     Side& sd = side ? c.asks : c.bids;

@@ -64,6 +64,7 @@ class BookCaches {
   // snapshot published at nonce K then needs only the levels from the lowest of (K, now] copied.
   static constexpr uint64_t kSideHistory = 16;
   static constexpr uint32_t kWarmQueueDepth = 1024, kWarmQueueSlice = 64;
+  static constexpr size_t kTouchedReserve = 1024;  // Cache::touched entries, 16 KiB per market
   // A level's resting orders, oldest first (nodes_, linked through prev / next).
   struct Fifo {
     uint32_t head = OrderNodes::kNone, tail = OrderNodes::kNone;
