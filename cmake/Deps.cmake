@@ -15,6 +15,9 @@ if(TACHYON_JEMALLOC)
   pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
 endif()
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+# The NATS C client (libnats-dev). Its CMake package file names a static library Debian does not
+# ship, so pkg-config it is.
+pkg_check_modules(NATS REQUIRED IMPORTED_TARGET libnats)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(tomlplusplus CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)

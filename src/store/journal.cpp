@@ -71,8 +71,10 @@ Status parse_durability(const std::string& s, Durability& out) {
     out = Durability::kWrite;
   else if (s == "none")
     out = Durability::kNone;
+  else if (s == "replicated")
+    out = Durability::kReplicated;
   else
-    return Status::error("durability must be fsync, write or none, not '" + s + "'");
+    return Status::error("durability must be fsync, write, none or replicated, not '" + s + "'");
   return Status();
 }
 
@@ -81,6 +83,7 @@ const char* durability_name(Durability d) {
     case Durability::kFsync: return "fsync";
     case Durability::kWrite: return "write";
     case Durability::kNone: return "none";
+    case Durability::kReplicated: return "replicated";
   }
   return "?";
 }
@@ -216,15 +219,18 @@ Status Journal::open(const JournalConfig& cfg, uint64_t next_seq, std::unique_pt
   Disk& disk = *cfg.disk;
   if (Status s = disk.make_dirs(cfg.dir); !s.ok()) return s;
   std::unique_ptr<Journal> j(new Journal(cfg));
+  if (cfg.durability == Durability::kReplicated && cfg.replicator == nullptr)
+    return Status::error("journal: replicated durability needs a replicator (a cluster role)");
   j->next_seq_ = next_seq;
   j->durable_seq_.store(next_seq - 1);
+  j->synced_seq_ = j->replicated_seq_ = next_seq - 1;
   const auto segments = list_segments(disk, cfg.dir);
   if (!segments.empty() && segments.back().first_seq <= next_seq) {
     const std::string& path = segments.back().path;
     if (Status s = disk.open(path, OpenMode::kAppend, j->fd_); !s.ok()) return s;
     if (Status s = disk.size(j->fd_, j->segment_size_); !s.ok()) return s;
     // What recovery read is what later records build on: durable before any of them is.
-    if (cfg.durability == Durability::kFsync) {
+    if (syncs(cfg.durability)) {
       if (Status s = disk.sync(j->fd_); !s.ok()) return s;
     }
   } else if (Status s = j->roll_segment(next_seq); !s.ok()) {
@@ -244,7 +250,7 @@ Journal::~Journal() { close(); }
 Status Journal::roll_segment(uint64_t first_seq) {
   Disk& disk = *cfg_.disk;
   if (fd_ >= 0) {
-    if (cfg_.durability == Durability::kFsync) {
+    if (syncs(cfg_.durability)) {
       if (Status s = disk.sync(fd_); !s.ok()) return final_error(s);
     }
     disk.close(fd_);
@@ -256,7 +262,7 @@ Status Journal::roll_segment(uint64_t first_seq) {
   if (Status s = disk.open(path, OpenMode::kCreateAppend, fd); !s.ok()) return s;
   const auto h = segment_header(first_seq);
   Status s = disk.write(fd, h.data(), h.size());
-  if (s.ok() && cfg_.durability == Durability::kFsync) s = final_error(disk.sync_dir(cfg_.dir));
+  if (s.ok() && syncs(cfg_.durability)) s = final_error(disk.sync_dir(cfg_.dir));
   if (!s.ok()) {
     disk.close(fd);
     (void)disk.remove(path);
@@ -323,12 +329,16 @@ Status Journal::write_group() {
     return s;
   }
   segment_size_ += writing_.size();
-  if (cfg_.durability == Durability::kFsync) return final_error(disk.sync(fd_));
+  if (cfg_.replicator != nullptr) {
+    cfg_.replicator->send(*this, writing_first_, writing_last_, writing_.data(), writing_.size());
+  }
+  if (syncs(cfg_.durability)) return final_error(disk.sync(fd_));
   return Status();
 }
 
 void Journal::fail(const Status& s) {
   std::lock_guard lk(mu_);
+  if (failed()) return;  // the first failure is the one reported (failure_ is then read unlocked)
   failure_ = s.message();
   failed_.store(true, std::memory_order_release);  // after failure_: readers check failed() first
   durable_cv_.notify_all();
@@ -338,23 +348,51 @@ void Journal::fail(const Status& s) {
 void Journal::committed(int64_t started_ns) {
   const uint64_t first = writing_first_, last = writing_last_;
   std::function<void(uint64_t)> on_durable;
+  bool moved = false;
   {
     std::lock_guard lk(mu_);
     ++stats_.commits;
     stats_.records += last - first + 1;
     stats_.bytes += writing_.size();
-    if (on_durable_) on_durable = on_durable_;
     if (m_group_records_ != nullptr) m_group_records_->record(last - first + 1);
     if (m_commit_ns_ != nullptr)
       m_commit_ns_->record(static_cast<uint64_t>(steady_ns() - started_ns));
+    synced_seq_ = last;
+    if (cfg_.durability == Durability::kReplicated) {
+      moved = advance_durable_locked();
+    } else {
+      if (cfg_.durability != Durability::kNone) durable_seq_.store(last, std::memory_order_release);
+      moved = true;  // (kNone: durable at append; the callback still marks each commit)
+    }
+    if (moved && on_durable_) on_durable = on_durable_;
   }
   writing_.clear();
   out_of_space_.store(false, std::memory_order_release);
-  if (cfg_.durability != Durability::kNone) durable_seq_.store(last, std::memory_order_release);
-  if (on_durable) on_durable(last);
-  { std::lock_guard lk(mu_); }  // pairs with wait_durable's predicate check
-  durable_cv_.notify_all();
+  if (on_durable) on_durable(durable_seq());
+  if (moved) durable_cv_.notify_all();  // its predicate was checked under mu_, which we held
 }
+
+bool Journal::advance_durable_locked() {
+  const uint64_t d = std::min(synced_seq_, replicated_seq_);
+  if (d <= durable_seq_.load(std::memory_order_relaxed)) return false;
+  durable_seq_.store(d, std::memory_order_release);
+  return true;
+}
+
+void Journal::replicated(uint64_t seq) {
+  std::function<void(uint64_t)> on_durable;
+  bool moved = false;
+  {
+    std::lock_guard lk(mu_);
+    replicated_seq_ = std::max(replicated_seq_, seq);
+    moved = advance_durable_locked();
+    if (moved && on_durable_) on_durable = on_durable_;
+  }
+  if (on_durable) on_durable(durable_seq());
+  if (moved) durable_cv_.notify_all();
+}
+
+void Journal::replication_failed(const std::string& why) { fail(Status::error(why)); }
 
 Journal::Commit Journal::commit_once(bool wait_for_work) {
   if (failed()) return Commit::kFailed;

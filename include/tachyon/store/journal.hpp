@@ -26,12 +26,31 @@
 namespace tachyon::store {
 
 enum class Durability : uint8_t {
-  kFsync,  // acknowledged after write(2) + fdatasync
-  kWrite,  // acknowledged after write(2): survives a process crash, not a power cut
-  kNone,   // acknowledged at once; written in the background (tests, benchmarks)
+  kFsync,       // acknowledged after write(2) + fdatasync
+  kWrite,       // acknowledged after write(2): survives a process crash, not a power cut
+  kNone,        // acknowledged at once; written in the background (tests, benchmarks)
+  kReplicated,  // acknowledged after write(2) + fdatasync here and the replicator's ack (a
+                // quorum of the JetStream stream's replicas): survives the loss of this machine
 };
+// Whether the journal fdatasyncs its group commits under `d`.
+inline bool syncs(Durability d) { return d == Durability::kFsync || d == Durability::kReplicated; }
 Status parse_durability(const std::string& s, Durability& out);
 const char* durability_name(Durability d);
+
+class Journal;
+
+// Where a replicated journal sends each group commit (docs/ARCHITECTURE.md "Cluster"): the
+// cluster module's JetStream publisher.
+class Replicator {
+ public:
+  virtual ~Replicator() = default;
+  // The journal's writer thread: the frames of seqs [first, last], exactly as written to the
+  // segment, sent after write(2) and before fdatasync (the two overlap). The replicator copies
+  // them, and later calls journal.replicated(last) once they are stored, in seq order, or
+  // journal.replication_failed(why) when they never will be. May block while its queue is full.
+  virtual void send(Journal& journal, uint64_t first, uint64_t last, const uint8_t* frames,
+                    size_t n) = 0;
+};
 
 struct JournalConfig {
   std::string dir;
@@ -42,7 +61,8 @@ struct JournalConfig {
   // true: group commits run on the journal's own writer thread. false: the owner runs each one
   // with flush() (the deterministic simulation).
   bool writer_thread = true;
-  int space_retry_ms = 100;  // out of space: how often the writer tries again
+  int space_retry_ms = 100;          // out of space: how often the writer tries again
+  Replicator* replicator = nullptr;  // required by kReplicated, unused otherwise
 };
 
 inline constexpr size_t kSegmentHeaderSize = 24;
@@ -89,6 +109,11 @@ class Journal {
   uint64_t durable_seq() const { return durable_seq_.load(std::memory_order_acquire); }
   // Waits until durable_seq() >= seq; false if the journal failed (then durable_seq stops).
   bool wait_durable(uint64_t seq);
+  // kReplicated, the replicator's thread: seqs through `seq` are stored by the replicas.
+  void replicated(uint64_t seq);
+  // kReplicated, the replicator's thread: what was sent will never be stored (this node was
+  // fenced off: another primary writes the stream). The journal fails for good with `why`.
+  void replication_failed(const std::string& why);
   // Called on the writer thread after each group commit with the new durable seq. May be set
   // at any time (the writer picks it up under the lock at its next commit).
   void set_on_durable(std::function<void(uint64_t)> cb) {
@@ -132,6 +157,8 @@ class Journal {
   bool take_pending(bool wait_for_work);
   Status write_group();
   void committed(int64_t started_ns);
+  // Under mu_: durable_seq_ moves to min(synced, replicated); true when it moved.
+  bool advance_durable_locked();
   void fail(const Status& s);
   Status roll_segment(uint64_t first_seq);
 
@@ -147,6 +174,7 @@ class Journal {
   std::condition_variable work_cv_, space_cv_, durable_cv_;
   bool stop_ = false;
   std::atomic<uint64_t> durable_seq_{0};
+  uint64_t synced_seq_ = 0, replicated_seq_ = 0;  // kReplicated, guarded by mu_
   std::atomic<bool> failed_{false};
   std::atomic<bool> out_of_space_{false};
   std::string failure_;

@@ -1,0 +1,214 @@
+// The journal through JetStream against real nats-servers (tests/support/nats_server.hpp): a
+// replicated journal acknowledges only what the stream stored, a follower rebuilds the same state
+// from the stream, acknowledgements pause while NATS is away and resume by themselves with
+// nothing lost or duplicated, and a writer the stream moved past is fenced off.
+#include <gtest/gtest.h>
+#include <nats/nats.h>
+
+#include <chrono>
+#include <thread>
+
+#include "store/store_support.hpp"
+#include "support/nats_server.hpp"
+#include "tachyon/cluster/journal_stream.hpp"
+#include "tachyon/store/snapshot.hpp"
+
+namespace tachyon {
+namespace {
+
+using testing::NatsServers;
+using testing::StreamReplayer;
+using testing::TempDir;
+
+std::unique_ptr<cluster::NatsLink> link_to(const NatsServers& ns, int replicas = 1) {
+  cluster::NatsConfig c;
+  c.servers = ns.urls();
+  c.replicas = replicas;
+  std::unique_ptr<cluster::NatsLink> l;
+  const Status s = cluster::NatsLink::connect(c, l);
+  EXPECT_TRUE(s.ok()) << s.message();
+  // JetStream's meta leader takes a moment after a start: the stream is made once it answers.
+  Status made;
+  for (int i = 0; i < 100; ++i) {
+    if ((made = cluster::ensure_stream(*l)).ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(made.ok()) << made.message();
+  return l;
+}
+
+// A primary's journal: replicated durability through a publisher that starts at the stream's
+// current tail.
+struct Primary {
+  Primary(cluster::NatsLink& link, const std::string& dir, const std::string& term) {
+    cluster::StreamTail tail;
+    const Status t = cluster::read_tail(link, tail);
+    EXPECT_TRUE(t.ok()) << t.message();
+    pub = std::make_unique<cluster::JournalPublisher>(
+        link, cluster::JournalPublisher::Config{tail.stream_seq, term});
+    pub->start();
+    store::JournalConfig jc{dir, store::Durability::kReplicated};
+    jc.replicator = pub.get();
+    const Status s = store::Journal::open(jc, tail.last_tx_seq + 1, journal);
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+  ~Primary() {
+    pub->stop();  // first: a journal closing waits for nothing the publisher holds
+    journal->close();
+  }
+  std::unique_ptr<cluster::JournalPublisher> pub;
+  std::unique_ptr<store::Journal> journal;
+};
+
+// Every tx of the stream, through a follower, into a fresh engine; returns its state hash.
+uint64_t follow_all(cluster::NatsLink& link, uint64_t through, uint64_t* txs = nullptr) {
+  std::unique_ptr<cluster::StreamFollower> f;
+  const Status s = cluster::StreamFollower::open(link, 0, f);
+  EXPECT_TRUE(s.ok()) << s.message();
+  Engine e;
+  NullSink sink;
+  uint64_t n = 0;
+  while (f->last_seq() < through) {
+    bool got = false;
+    const Status r = f->next(
+        1000,
+        [&](const Tx& tx) {
+          e.execute(tx, sink);
+          ++n;
+        },
+        got);
+    EXPECT_TRUE(r.ok()) << r.message();
+    if (!r.ok()) break;
+  }
+  if (txs != nullptr) *txs = n;
+  return e.state_hash();
+}
+
+// The stream's messages' tx ranges, in stream order, read one by one.
+std::vector<cluster::BatchRange> ranges(cluster::NatsLink& link) {
+  std::vector<cluster::BatchRange> out;
+  jsStreamInfo* si = nullptr;
+  EXPECT_EQ(js_GetStreamInfo(&si, link.js(), "TACHYON", nullptr, nullptr), NATS_OK);
+  for (uint64_t q = si->State.FirstSeq; si->State.Msgs > 0 && q <= si->State.LastSeq; ++q) {
+    natsMsg* m = nullptr;
+    EXPECT_EQ(js_GetMsg(&m, link.js(), "TACHYON", q, nullptr, nullptr), NATS_OK);
+    const char* a = nullptr;
+    const char* b = nullptr;
+    natsMsgHeader_Get(m, "Tachyon-First-Seq", &a);
+    natsMsgHeader_Get(m, "Tachyon-Last-Seq", &b);
+    out.push_back({std::strtoull(a, nullptr, 10), std::strtoull(b, nullptr, 10)});
+    natsMsg_Destroy(m);
+  }
+  jsStreamInfo_Destroy(si);
+  return out;
+}
+
+void expect_contiguous(const std::vector<cluster::BatchRange>& r, uint64_t through) {
+  uint64_t next = 1;
+  for (const auto& b : r) {
+    EXPECT_EQ(b.first, next) << "a gap or a duplicate in the stream";
+    next = b.last + 1;
+  }
+  EXPECT_EQ(next, through + 1);
+}
+
+TEST(JournalStream, a_follower_rebuilds_the_primary_state_from_what_it_acknowledged) {
+  NatsServers ns(1);
+  auto link = link_to(ns);
+  TempDir dir;
+  StreamReplayer feed(7);
+  constexpr uint64_t kTxs = 20000;
+  {
+    Primary p(*link, dir.path(), "a");
+    for (uint64_t i = 1; i <= kTxs; ++i) {
+      p.journal->append(feed.step());
+      // The durable seq never runs ahead of what the stream stored.
+      ASSERT_LE(p.journal->durable_seq(), p.pub->stats().replicated_seq);
+    }
+    ASSERT_TRUE(p.journal->wait_durable(kTxs));
+    const auto st = p.pub->stats();
+    EXPECT_EQ(st.replicated_seq, kTxs);
+    EXPECT_LT(st.messages, kTxs / 4) << "group commits are coalesced, not one message per tx";
+    EXPECT_FALSE(st.fenced);
+  }
+  uint64_t n = 0;
+  EXPECT_EQ(follow_all(*link, kTxs, &n), feed.engine().state_hash());
+  EXPECT_EQ(n, kTxs);
+  expect_contiguous(ranges(*link), kTxs);
+  // The local journal holds the same txs.
+  std::unique_ptr<Engine> e;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, e, rep).ok());
+  EXPECT_EQ(e->state_hash(), feed.engine().state_hash());
+}
+
+TEST(JournalStream, acknowledgements_pause_while_nats_is_away_and_resume_with_nothing_lost) {
+  NatsServers ns(1);
+  auto link = link_to(ns);
+  TempDir dir;
+  StreamReplayer feed(11);
+  Primary p(*link, dir.path(), "a");
+  for (int i = 0; i < 3000; ++i) p.journal->append(feed.step());
+  ASSERT_TRUE(p.journal->wait_durable(3000));
+  ns.kill(0);
+  for (int i = 0; i < 3000; ++i) p.journal->append(feed.step());
+  // Written and synced here, but not stored by the stream: not acknowledged, while the publisher
+  // tries again and again.
+  while (p.pub->stats().retries < 2) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(p.journal->durable_seq(), 3000u);
+  EXPECT_GT(p.pub->stats().waiting_ms, 0);
+  EXPECT_NE(p.pub->stats().last_error.find("publishing seqs 3001-"), std::string::npos)
+      << p.pub->stats().last_error;
+  ns.start(0);
+  ASSERT_TRUE(p.journal->wait_durable(6000));  // resumes by itself
+  EXPECT_FALSE(p.journal->failed());
+  auto reader = link_to(ns);
+  EXPECT_EQ(follow_all(*reader, 6000), feed.engine().state_hash());
+  expect_contiguous(ranges(*reader), 6000);
+}
+
+TEST(JournalStream, a_writer_the_stream_moved_past_is_fenced_and_acknowledges_nothing) {
+  NatsServers ns(1);
+  auto link = link_to(ns);
+  TempDir a_dir, b_dir;
+  StreamReplayer a_feed(3), b_feed(3);
+  // Both start at the same tail: B is a deposed primary that has not noticed yet.
+  Primary a(*link, a_dir.path(), "a");
+  Primary b(*link, b_dir.path(), "b");
+  for (int i = 0; i < 500; ++i) a.journal->append(a_feed.step());
+  ASSERT_TRUE(a.journal->wait_durable(500));
+  for (int i = 0; i < 500; ++i) b.journal->append(b_feed.step());
+  EXPECT_FALSE(b.journal->wait_durable(500));
+  EXPECT_TRUE(b.journal->failed());
+  EXPECT_NE(b.journal->failure().find("not the primary"), std::string::npos)
+      << b.journal->failure();
+  EXPECT_EQ(b.journal->durable_seq(), 0u);
+  EXPECT_TRUE(b.pub->stats().fenced);
+  expect_contiguous(ranges(*link), 500);  // only A's
+}
+
+// The stream's leader among three nats-servers killed: publishes find no leader until JetStream
+// elects another (seconds), then go on; every acknowledged tx is there once.
+TEST(JournalStream, three_servers_survive_the_stream_leader_killed) {
+  NatsServers ns(3);
+  auto link = link_to(ns, 3);
+  TempDir dir;
+  StreamReplayer feed(5);
+  Primary p(*link, dir.path(), "a");
+  for (int i = 0; i < 2000; ++i) p.journal->append(feed.step());
+  ASSERT_TRUE(p.journal->wait_durable(2000));
+  jsStreamInfo* si = nullptr;
+  ASSERT_EQ(js_GetStreamInfo(&si, link->js(), "TACHYON", nullptr, nullptr), NATS_OK);
+  ASSERT_NE(si->Cluster, nullptr);
+  const int leader = si->Cluster->Leader[1] - '0';  // servers are named n0, n1, n2
+  jsStreamInfo_Destroy(si);
+  ns.kill(leader);
+  for (int i = 0; i < 2000; ++i) p.journal->append(feed.step());
+  ASSERT_TRUE(p.journal->wait_durable(4000));
+  EXPECT_FALSE(p.journal->failed());
+  EXPECT_EQ(follow_all(*link, 4000), feed.engine().state_hash());
+  expect_contiguous(ranges(*link), 4000);
+}
+
+}  // namespace
+}  // namespace tachyon
