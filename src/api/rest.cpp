@@ -189,7 +189,9 @@ HttpReply WorkerLogic::get_ready(RestCall& c) {
   w.obj().kv_s("status", ready ? "ready" : storage.empty() ? "starting" : "storage unavailable");
   w.kv_b("ready", ready);
   if (!storage.empty()) w.kv_s("reason", storage);
-  w.kv_i("applied_seq", pipe_.applied_seq()).end_obj();
+  w.kv_i("applied_seq", pipe_.applied_seq());
+  if (shared_.cluster_status) shared_.cluster_status(w);
+  w.end_obj();
   return std::move(r);
 }
 

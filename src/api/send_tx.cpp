@@ -66,6 +66,11 @@ HttpReply WorkerLogic::send_form(const FormFields& f, bool admin, SendKind kind,
   }
   std::vector<SignedTx> txs(types.size());
   if (auto bad = admit(admin, kind, types, infos, txs)) return std::move(*bad);
+  // A cluster follower checks a tx as the primary would (above), then says where it goes.
+  if (kind != SendKind::kDryRun && shared_.not_primary) {
+    if (const std::string why = shared_.not_primary(); !why.empty())
+      return error_reply(503, 23004, "not the primary: " + why);
+  }
   if (kind == SendKind::kDryRun) {
     HttpReply r;
     JsonWriter w(r.body);

@@ -183,6 +183,16 @@ Status parse_obs(const toml::table& t, const std::string& origin, Config& c) {
   return Status();
 }
 
+Status parse_cluster(const toml::table& t, const std::string& origin, Config& c) {
+  TRY(get_str(t, "role", c.role, origin));
+  TRY(get_str(t, "nats", c.nats, origin));
+  TRY(get_str(t, "node_name", c.node_name, origin));
+  TRY(get_str(t, "stream", c.stream, origin));
+  TRY(get_int(t, "stream_replicas", c.stream_replicas, origin, 1, 5));
+  TRY(get_int(t, "nats_timeout_ms", c.nats_timeout_ms, origin, 100, 60'000));
+  return Status();
+}
+
 Status parse_demo(const toml::table& t, const std::string& origin, Config& c) {
   TRY(get_int(t, "load_tps", c.demo_load_tps, origin, 0, 1'000'000));
   TRY(get_int(t, "seed", c.demo_seed, origin, 0, INT64_MAX));
@@ -218,7 +228,7 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     return Status::error(os.str());
   }
   static const char* kSections[] = {"server", "store",   "engine", "threads", "log",
-                                    "demo",   "markets", "limits", "obs"};
+                                    "demo",   "markets", "limits", "obs",     "cluster"};
   for (auto&& [key, node] : root) {
     bool known = false;
     for (const char* s : kSections) known |= key.str() == s;
@@ -234,9 +244,26 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
   if (const toml::table* t = root["log"].as_table()) TRY(parse_log(*t, origin, c));
   if (const toml::table* t = root["obs"].as_table()) TRY(parse_obs(*t, origin, c));
   if (const toml::table* t = root["demo"].as_table()) TRY(parse_demo(*t, origin, c));
+  if (const toml::table* t = root["cluster"].as_table()) TRY(parse_cluster(*t, origin, c));
   if (const toml::node* n = root.get("markets")) TRY(parse_markets(*n, origin, c));
   return check_config(c);
 }
+
+namespace {
+Status check_cluster(const Config& c) {
+  if (c.role != "single" && c.role != "primary" && c.role != "standby" && c.role != "replica")
+    return Status::error("cluster.role must be single, primary, standby or replica, not '" +
+                         c.role + "'");
+  if (c.role != "single" && c.nats.empty())
+    return Status::error("cluster.role " + c.role +
+                         " needs cluster.nats (--nats nats://host:port[,...])");
+  if (c.durability == store::Durability::kReplicated && c.role != "primary" && c.role != "standby")
+    return Status::error(
+        "store.durability \"replicated\" needs cluster.role primary or standby (it waits for "
+        "the NATS stream's ack)");
+  return Status();
+}
+}  // namespace
 
 Status check_config(const Config& c) {
   if (c.sequencer_core >= 0 && c.sequencer_core == c.apply_core)
@@ -272,7 +299,7 @@ Status check_config(const Config& c) {
         return Status::error("two [[markets]] entries use id " + std::to_string(c.markets[i].id));
   if (c.port != 0 && c.port == c.admin_port)
     return Status::error("server.port and server.admin_port must differ");
-  return Status();
+  return check_cluster(c);
 }
 
 std::string describe(const Config& c) {
@@ -317,7 +344,10 @@ std::string describe(const Config& c) {
     << "\ntrace_window_ms = " << c.trace_window_ms
     << "\ntrace_min_interval_s = " << c.trace_min_interval_s
     << "\ndump_apply_batch_us = " << c.dump_apply_batch_us << "\ndump_tx_ms = " << c.dump_tx_ms
-    << "\n\n[demo]\nload_tps = " << c.demo_load_tps << "\nseed = " << c.demo_seed << "\n";
+    << "\n\n[cluster]\nrole = \"" << c.role << "\"\nnats = \"" << c.nats << "\"\nnode_name = \""
+    << c.node_name << "\"\nstream = \"" << c.stream << "\"\nstream_replicas = " << c.stream_replicas
+    << "\nnats_timeout_ms = " << c.nats_timeout_ms << "\n\n[demo]\nload_tps = " << c.demo_load_tps
+    << "\nseed = " << c.demo_seed << "\n";
   for (const MarketSeed& m : c.markets) {
     const MarketParams& p = m.params;
     o << "\n[[markets]]\nid = " << int(m.id) << "\nsymbol = \"" << p.symbol.data()

@@ -68,6 +68,13 @@ struct Config {
   uint32_t trace_min_interval_s = 60;
   uint32_t dump_apply_batch_us = 1000;  // a batch slower than this dumps (0: never)
   uint32_t dump_tx_ms = 10;             // a tx life (recv -> reply) longer than this dumps
+  // [cluster] (docs/ARCHITECTURE.md "Cluster")
+  std::string role = "single";  // single | primary | standby | replica
+  std::string nats;             // comma-separated NATS server URLs
+  std::string node_name;        // in the lease and logs; empty: <host>:<port>
+  std::string stream = "TACHYON";
+  uint32_t stream_replicas = 1;  // 1 for one nats-server, 3 in a NATS cluster
+  uint32_t nats_timeout_ms = 2000;
   uint32_t demo_load_tps = 0;
   uint64_t demo_seed = 1;
   std::vector<MarketSeed> markets;

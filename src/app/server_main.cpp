@@ -27,6 +27,7 @@
 #include <optional>
 #include <thread>
 
+#include "cluster_node.hpp"
 #include "config.hpp"
 #include "history_file.hpp"
 #include "observability.hpp"
@@ -96,7 +97,7 @@ void setup_logging(const app::Config& c) {
 }
 
 struct Overrides {
-  std::string config_file, data_dir, durability, listen_address;
+  std::string config_file, data_dir, durability, listen_address, role, nats;
   int port = -1, admin_port = -1;
   int64_t demo_load_tps = -1;
   bool check_only = false;
@@ -121,6 +122,8 @@ Status load(const Overrides& o, app::Config& c) {
   if (!o.durability.empty()) {
     if (Status s = store::parse_durability(o.durability, c.durability); !s.ok()) return s;
   }
+  if (!o.role.empty()) c.role = o.role;
+  if (!o.nats.empty()) c.nats = o.nats;
   return app::check_config(c);
 }
 
@@ -321,7 +324,8 @@ struct Server {
   std::optional<api::ApiShared> shared;
   std::atomic<bool> snapshot_requested{false};  // by the admin api
   std::optional<api::ApiServer> api;
-  std::optional<LocalSubmitter> local;  // the markets and the demo load
+  std::optional<LocalSubmitter> local;        // the markets and the demo load (not on a follower)
+  std::unique_ptr<app::ClusterNode> cluster;  // null on a single node
 };
 
 // The histories as published now, each trade with its taker tx's hash.
@@ -340,7 +344,17 @@ bool open_store(const app::Config& c, const Recovered& rec, Server& srv) {
     spdlog::critical("operator key: {}", s.message());
     return false;
   }
+  if (c.role != "single") {
+    if (Status s = app::ClusterNode::open(c, rec.rep.last_seq, srv.cluster); !s.ok()) {
+      spdlog::critical("cluster ({}): {}", c.role, s.message());
+      return false;
+    }
+  }
   store::JournalConfig jc{c.data_dir, c.durability, c.segment_bytes};
+  jc.replicator = srv.cluster ? srv.cluster->replicator() : nullptr;
+  // A standby configured "replicated" syncs its copy until it takes over (nothing to wait for).
+  if (jc.durability == store::Durability::kReplicated && jc.replicator == nullptr)
+    jc.durability = store::Durability::kFsync;
   if (Status s = store::Journal::open(jc, rec.rep.last_seq + 1, srv.journal); !s.ok()) {
     spdlog::critical("journal: {}", s.message());
     return false;
@@ -389,6 +403,7 @@ pipe::PipelineConfig pipeline_config(const app::Config& c, Server& srv) {
     pc.apply_wait = w;
   pc.keep_warm_rounds = c.apply_keep_warm_rounds;
   pc.apply_batch_updates = c.apply_batch_updates;
+  pc.follower = srv.cluster != nullptr && !srv.cluster->primary();
   return pc;
 }
 
@@ -520,6 +535,10 @@ bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
       return std::string("the journal's disk is full; txs are taken again once space returns");
     return std::string();
   };
+  if (app::ClusterNode* node = srv.cluster.get()) {
+    shared.not_primary = [node] { return node->not_primary(); };
+    shared.cluster_status = [node](api::JsonWriter& w) { node->status(w); };
+  }
   srv.obs->attach(srv.journal.get(), pipeline, shared);
   store::Committer& committer = *srv.committer;
   shared.blocks = [&committer](uint64_t from, size_t limit) {
@@ -564,6 +583,10 @@ void create_markets(const app::Config& c, Server& srv) {
 bool build(const app::Config& c, Recovered& rec, Server& srv) {
   if (!open_store(c, rec, srv) || !build_read_side(c, rec, srv) || !start_api(c, rec, srv))
     return false;
+  if (srv.cluster && !srv.cluster->primary()) {  // the markets come from the stream
+    srv.cluster->follow(*srv.pipeline, c.api_workers, *srv.shared, c.chain_id);
+    return true;
+  }
   create_markets(c, srv);
   return true;
 }
@@ -833,7 +856,8 @@ int store_failure(Server& srv, bool& out_of_space) {
 
 // Rounds of at most 10 ms until SIGTERM or SIGINT (0) or a store failure (3).
 int run(const app::Config& c, const Startup& start, Server& srv, SnapshotScheduler& snapshots) {
-  DemoLoad demo(c, srv);
+  std::optional<DemoLoad> demo;
+  if (srv.local) demo.emplace(c, srv);
   const bool watchdog = std::getenv("WATCHDOG_USEC") != nullptr;
   bool committer_logged = false, out_of_space = false;
   while (no_stop_signal(c, start.signals)) {
@@ -843,9 +867,15 @@ int run(const app::Config& c, const Startup& start, Server& srv, SnapshotSchedul
       spdlog::info("committer ready: replica rebuilt and caught up in {:.3f} s",
                    srv.committer->prepare_seconds());
     }
-    demo.poll();
+    if (demo) demo->poll();
     snapshots.poll();
     if (const int code = store_failure(srv, out_of_space); code != 0) return code;
+    if (srv.cluster) {
+      if (const std::string f = srv.cluster->failure(); !f.empty()) {
+        spdlog::critical("cluster: {}; stopping (this node no longer matches the stream)", f);
+        return 3;
+      }
+    }
   }
   return 0;
 }
@@ -858,6 +888,7 @@ int shut_down(const app::Config& c, Server& srv, SnapshotScheduler& snapshots) {
   srv.shared->ready.store(false);
   srv.api->stop_accepting();
   snapshots.wait_for_child();
+  if (srv.cluster) srv.cluster->stop_following();
   srv.pipeline->stop();  // drains the rings: everything submitted is sequenced, journaled, answered
   srv.api->stop();       // delivers the last replies, closes connections
   if (Status s = app::save_tx_index(c.data_dir, srv.shared->tx_records()); !s.ok())
@@ -871,6 +902,7 @@ int shut_down(const app::Config& c, Server& srv, SnapshotScheduler& snapshots) {
                store::to_hex(last.commitment.data(), last.commitment.size()));
   store::Journal& journal = *srv.journal;
   journal.close();  // everything sequenced is now durable
+  if (srv.cluster) srv.cluster->stop();
   const Engine& e = srv.pipeline->engine();
   if (e.last_seq() != snapshots.covered()) {
     store::SnapshotInfo info;
@@ -911,7 +943,9 @@ int main(int argc, char** argv) {
   app.add_option("--port", o.port, "public REST/WebSocket port");
   app.add_option("--admin-port", o.admin_port, "admin port (loopback)");
   app.add_option("--listen-address", o.listen_address, "public listener address");
-  app.add_option("--durability", o.durability, "fsync | write | none");
+  app.add_option("--durability", o.durability, "fsync | write | none | replicated");
+  app.add_option("--role", o.role, "cluster role: single | primary | standby | replica");
+  app.add_option("--nats", o.nats, "NATS servers for a cluster role: nats://host:port[,...]");
   app.add_option("--demo-load-tps", o.demo_load_tps, "feed the seeded demo tx stream at this rate");
   app.add_flag("--check-config", o.check_only, "print the effective configuration and exit");
   CLI11_PARSE(app, argc, argv);

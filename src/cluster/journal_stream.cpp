@@ -23,6 +23,25 @@ JournalPublisher::JournalPublisher(NatsLink& link, Config cfg)
 
 JournalPublisher::~JournalPublisher() { stop(); }
 
+Status JournalPublisher::publish_now(const std::vector<uint8_t>& frames, uint64_t first,
+                                     uint64_t last, int attempts) {
+  Outcome o = Outcome::kRetry;
+  for (int i = 0; i < attempts && o == Outcome::kRetry; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(cfg_.retry_ms));
+    o = publish(frames, first, last);
+  }
+  owner_.release();  // the thread start() makes owns it from here
+  if (o == Outcome::kStored) {
+    std::lock_guard lk(mu_);
+    ++stats_.messages;
+    stats_.last_stream_seq = last_stream_seq_;
+    stats_.replicated_seq = last;
+    return Status();
+  }
+  return Status::error((o == Outcome::kFenced ? "fenced off: " : "not stored: ") +
+                       stats().last_error);
+}
+
 void JournalPublisher::start() {
   thread_ = std::thread([this] {
     (void)pthread_setname_np(pthread_self(), "replicator");
@@ -250,6 +269,7 @@ Status StreamFollower::next(int timeout_ms, const std::function<void(const Tx&)>
                      });
   }
   natsMsg_Destroy(m);
+  damaged_ = !st.ok();
   return st;
 }
 

@@ -35,7 +35,7 @@ Status range_at(NatsLink& link, uint64_t seq, BatchRange& out) {
   return Status();
 }
 
-Status stream_state(NatsLink& link, uint64_t& first, uint64_t& last) {
+Status stream_state(NatsLink& link, uint64_t& first, uint64_t& last, int64_t* last_ns = nullptr) {
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   const natsStatus s =
@@ -43,6 +43,7 @@ Status stream_state(NatsLink& link, uint64_t& first, uint64_t& last) {
   if (s != NATS_OK) return nats_error("stream info of " + link.config().stream, s, jerr);
   first = si->State.Msgs == 0 ? 0 : si->State.FirstSeq;
   last = si->State.Msgs == 0 ? 0 : si->State.LastSeq;
+  if (last_ns != nullptr) *last_ns = si->State.LastTime;
   jsStreamInfo_Destroy(si);
   return Status();
 }
@@ -138,12 +139,13 @@ Status ensure_stream(NatsLink& link) {
 
 Status read_tail(NatsLink& link, StreamTail& out) {
   uint64_t first = 0, last = 0;
-  if (Status s = stream_state(link, first, last); !s.ok()) return s;
+  int64_t last_ns = 0;
+  if (Status s = stream_state(link, first, last, &last_ns); !s.ok()) return s;
   out = StreamTail{};
   if (last == 0) return Status();
   BatchRange r;
   if (Status s = range_at(link, last, r); !s.ok()) return s;
-  out = StreamTail{last, r.last};
+  out = StreamTail{last, r.last, last_ns};
   return Status();
 }
 

@@ -56,6 +56,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
   }
   apply_ring_ = std::make_unique<SpscRing<ApplyItem>>(cfg.apply_capacity);
   block_ = engine_->last_block() + 1;
+  following_.store(cfg.follower, std::memory_order_relaxed);
   // What the read side shows from the start: the engine as restored (snapshot plus replay).
   applied_seq_.store(engine_->last_seq(), std::memory_order_release);
   last_result_seq_ = engine_->last_seq();
@@ -162,7 +163,8 @@ void Pipeline::sequencer_loop() {
     // announcement (Doorbell: a ring in between is then never missed).
     idler.idle(work, [&] { return ingress_pending() || stop_.load() || task_pending_.load(); });
   }
-  if (txs_in_block_ > 0) output_.seal(block_++, realtime_ns());
+  // (A follower leaves its block open: the stream's may go on past it.)
+  if (txs_in_block_ > 0 && !followed_) output_.seal(block_++, realtime_ns());
   sequencer_done_.store(true, std::memory_order_release);
 }
 
@@ -171,9 +173,7 @@ void Pipeline::sequencer_loop() {
 void Pipeline::sequence(uint32_t w, const Ingress& in, RingSink& sink, SequencerProbe& probe) {
   TACHYON_OWNER_ONLY(seq_owner_);
   Tx tx = in.tx;
-  tx.h.seq = engine_->last_seq() + 1;
-  tx.h.block = block_;
-  tx.h.time_ns = realtime_ns();
+  stamp(tx);
   sink.worker = w;
   sink.cookie = in.cookie;
   sink.t_recv_ns = in.t_recv_ns;
@@ -187,17 +187,42 @@ void Pipeline::sequence(uint32_t w, const Ingress& in, RingSink& sink, Sequencer
   if (output_.covers(tx.h.seq)) apply_bell_.ring();
   probe.tx_end(tx, in.t_recv_ns, sink.exec_done_ns);
   if (txs_in_block_++ == 0) block_start_ns_ = tx.h.time_ns;
-  if (txs_in_block_ >= cfg_.block_max_txs) {
+  if (!followed_ && txs_in_block_ >= cfg_.block_max_txs) {
     output_.seal(block_, tx.h.time_ns);
     ++block_;
     txs_in_block_ = 0;
   }
 }
 
+void Pipeline::stamp(Tx& tx) {
+  TACHYON_OWNER_ONLY(seq_owner_);
+  const bool follow = following_.load(std::memory_order_acquire);
+  if (follow) {
+    TACHYON_ASSERT(tx.h.seq == engine_->last_seq() + 1, "a followed tx comes in seq order");
+    if (txs_in_block_ > 0 && tx.h.block != block_) {  // the stream's block ended before it
+      output_.seal(block_, last_tx_time_ns_);
+      txs_in_block_ = 0;
+    }
+    block_ = tx.h.block;
+  } else {
+    if (followed_) {  // taking over: the followed block ends here, ours start after it
+      if (txs_in_block_ > 0) output_.seal(block_, last_tx_time_ns_);
+      txs_in_block_ = 0;
+      block_ = engine_->last_block() + 1;
+    }
+    tx.h.seq = engine_->last_seq() + 1;
+    tx.h.block = block_;
+    tx.h.time_ns = realtime_ns();
+  }
+  followed_ = follow;
+  last_tx_time_ns_ = tx.h.time_ns;
+}
+
 // A block also ends block_interval_ms after its first tx. The interval needs the clock; while
 // spinning idle, look every 32nd round only (a clock read per spin was 5% of the server's CPU
 // under perf); parked rounds are 1 ms apart.
 void Pipeline::maybe_seal_block(bool work, uint32_t& idle_rounds) {
+  if (followed_) return;  // the stream's blocks end where its next one starts
   idle_rounds = work ? 0 : idle_rounds + 1;
   const bool look = work || idle_rounds % 32 == 0 || idle_rounds > 256;
   const int64_t interval_ns = int64_t{cfg_.block_interval_ms} * 1'000'000;

@@ -341,8 +341,7 @@ Status Committer::prepare() {
   state_.touch_all(*replica_);  // the first root covers everything once
   block_first_seq_ = replica_->last_seq() + 1;
   if (catch_up_through_ <= replica_->last_seq()) return Status();
-  uint64_t next = replica_->last_seq() + 1, block = 0;
-  int64_t block_time = 0;
+  uint64_t next = replica_->last_seq() + 1;
   JournalScan scan;
   Status gap;
   const Status s = replay_journal(
@@ -354,10 +353,7 @@ Status Committer::prepare() {
                               ", found " + std::to_string(tx.h.seq));
           return;
         }
-        if (block != 0 && tx.h.block != block) apply(Item{true, block, block_time, {}});
-        block = tx.h.block;
-        block_time = tx.h.time_ns;
-        apply(Item{false, 0, 0, tx});
+        apply(Item{false, 0, 0, tx});  // (a tx of the next block commits the one before)
         ++next;
       },
       scan, /*repair=*/false);
@@ -366,7 +362,8 @@ Status Committer::prepare() {
   if (next != catch_up_through_ + 1)
     return Status::error("committer catch-up: the journal ends at seq " + std::to_string(next - 1) +
                          ", before seq " + std::to_string(catch_up_through_));
-  if (block != 0) apply(Item{true, block, block_time, {}});
+  // The journal's last block stays open: the txs after it (this node's next ones, or the
+  // stream's when it follows) show where it ends.
   return Status();
 }
 
@@ -527,11 +524,16 @@ void Committer::maybe_snapshot() {
   snap_seconds_ = secs;
 }
 
+// A block ends at its seal, or at the first tx of another block (a follower's blocks, and the
+// journal's during catch-up, have no seals); a seal of a block already ended is a no-op.
 void Committer::apply(const Item& it) {
   if (it.seal) {
-    commit_block(it.block, it.time_ns);
+    if (block_txs_ > 0) commit_block(open_block_, it.time_ns);
     return;
   }
+  if (block_txs_ > 0 && it.tx.h.block != open_block_) commit_block(open_block_, open_time_ns_);
+  open_block_ = it.tx.h.block;
+  open_time_ns_ = it.tx.h.time_ns;
   TouchSink sink(state_);
   replica_->execute(it.tx, sink);
   applied_seq_.store(replica_->last_seq(), std::memory_order_release);

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -92,9 +93,11 @@ class Server {
       : data_dir_(data_dir.empty() ? dir_.path() : data_dir) {
     api::crypto_init();
     const char* durability = data_dir.empty() ? "write" : "fsync";
-    std::vector<std::string> args = {TACHYON_BIN, "--data-dir",   data_dir_, "--listen-address",
-                                     "127.0.0.1", "--port",       "0",       "--admin-port",
-                                     "0",         "--durability", durability};
+    std::vector<std::string> args = {TACHYON_BIN, "--data-dir", data_dir_, "--listen-address",
+                                     "127.0.0.1", "--port",     "0",       "--admin-port",
+                                     "0"};
+    if (std::find(extra.begin(), extra.end(), "--durability") == extra.end())
+      args.insert(args.end(), {"--durability", durability});  // unless `extra` names one
     for (auto& e : extra) args.push_back(e);
     child_ = spawn(args, /*with_stderr=*/true);
     std::string line;

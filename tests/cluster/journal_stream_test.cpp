@@ -63,8 +63,13 @@ struct Primary {
 // Every tx of the stream, through a follower, into a fresh engine; returns its state hash.
 uint64_t follow_all(cluster::NatsLink& link, uint64_t through, uint64_t* txs = nullptr) {
   std::unique_ptr<cluster::StreamFollower> f;
-  const Status s = cluster::StreamFollower::open(link, 0, f);
+  Status s;
+  for (int i = 0; i < 100; ++i) {  // after a server was killed, JetStream may need a moment
+    if ((s = cluster::StreamFollower::open(link, 0, f)).ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   EXPECT_TRUE(s.ok()) << s.message();
+  if (!s.ok()) return 0;
   Engine e;
   NullSink sink;
   uint64_t n = 0;
@@ -77,6 +82,12 @@ uint64_t follow_all(cluster::NatsLink& link, uint64_t through, uint64_t* txs = n
           ++n;
         },
         got);
+    if (!r.ok() && !f->damaged()) {  // NATS away: read again from where it stopped
+      const uint64_t at = f->last_seq();
+      while (!cluster::StreamFollower::open(link, at, f).ok())
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     EXPECT_TRUE(r.ok()) << r.message();
     if (!r.ok()) break;
   }

@@ -20,6 +20,7 @@ constexpr uint64_t kTxs = 12'000, kBlockTxs = 500;
 TEST(Commit, a_stalled_committer_never_blocks_the_sequencer_and_catches_up_exactly) {
   TempDir dir;
   StreamReplayer seqr(21);
+  seqr.set_block_txs(kBlockTxs);
   auto committer =
       std::make_unique<store::Committer>(dir.path(), std::make_unique<Engine>(), kChain);
   ASSERT_TRUE(committer->start().ok());
@@ -42,6 +43,7 @@ TEST(Commit, a_stalled_committer_never_blocks_the_sequencer_and_catches_up_exact
 
   // Independent: the state root of a fresh replay, every leaf hashed from scratch.
   StreamReplayer replay(21);
+  replay.set_block_txs(kBlockTxs);
   replay.run_to(kTxs);
   store::StateRoot full;
   full.touch_all(replay.engine());
@@ -49,6 +51,7 @@ TEST(Commit, a_stalled_committer_never_blocks_the_sequencer_and_catches_up_exact
 
   // The tx root of the last block: the hash chain over its txs.
   StreamReplayer again(21);
+  again.set_block_txs(kBlockTxs);
   store::Hash32 chain{};
   for (uint64_t i = 1; i <= kTxs; ++i) {
     const Tx tx = again.step();
@@ -67,6 +70,7 @@ TEST(Commit, blocks_log_chains_every_commitment_and_survives_a_torn_tail) {
   TempDir dir;
   {
     StreamReplayer seqr(22);
+    seqr.set_block_txs(300);
     store::Committer committer(dir.path(), std::make_unique<Engine>(), kChain);
     ASSERT_TRUE(committer.start().ok());
     for (uint64_t i = 1; i <= 3000; ++i) {

@@ -21,7 +21,14 @@ class StreamReplayer {
     stream_.set_oracle(&engine_);
     genesis_ = stream_.genesis();
   }
-  Tx next() { return gi_ < genesis_.size() ? genesis_[gi_++] : stream_.next(); }
+  Tx next() {
+    Tx tx = gi_ < genesis_.size() ? genesis_[gi_++] : stream_.next();
+    if (block_txs_ != 0) tx.h.block = (tx.h.seq - 1) / block_txs_ + 1;
+    return tx;
+  }
+  // Stamps blocks of `n` txs (the stream's own blocks are one tx each), as a sequencer sealing
+  // every n txs would.
+  void set_block_txs(uint64_t n) { block_txs_ = n; }
   Tx step() {
     const Tx tx = next();
     stream_.on_result(tx, engine_.execute(tx, sink_));
@@ -44,6 +51,7 @@ class StreamReplayer {
   RandomStream stream_;
   std::vector<Tx> genesis_;
   size_t gi_ = 0;
+  uint64_t block_txs_ = 0;
 };
 
 }  // namespace tachyon::testing

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,6 +97,7 @@ class NatsServers {
     argv.push_back(nullptr);
     s.pid = ::fork();
     if (s.pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a test that dies takes its servers along
       ::execvp(argv[0], argv.data());
       ::_exit(127);
     }

@@ -84,6 +84,12 @@ class ApiShared {
   // Why the storage refuses new txs now ("" when it does not): the journal failed for good, or
   // the disk is full. Any worker thread; set before the workers start.
   std::function<std::string()> storage_refusal;
+  // A cluster node that does not sequence: why it takes no txs, naming the primary when known
+  // ("" on the primary or a single node). Any worker thread; set before the workers start.
+  std::function<std::string()> not_primary;
+  // /health/ready's cluster fields (role, primary, applied and stream seqs, lag, stale), written
+  // into its open object; null on a single node.
+  std::function<void(JsonWriter&)> cluster_status;
   std::atomic<int64_t> operator_nonce{0};
   std::atomic<uint64_t> connections{0};
   std::function<std::string()> snapshot_trigger;  // admin: returns a status line

@@ -43,6 +43,10 @@ class JournalPublisher final : public store::Replicator {
   };
   JournalPublisher(NatsLink& link, Config cfg);
   ~JournalPublisher() override;
+  // Before start(), on the starting thread: publishes frames of seqs [first, last] at once (a
+  // node's journal tail the stream lacks), retrying up to `attempts` times.
+  Status publish_now(const std::vector<uint8_t>& frames, uint64_t first, uint64_t last,
+                     int attempts);
   void start();
   // Stops the thread; what is still queued is not published (and was never acknowledged).
   void stop();
@@ -96,11 +100,14 @@ class StreamFollower {
   static Status open(NatsLink& link, uint64_t after_tx_seq, std::unique_ptr<StreamFollower>& out);
   ~StreamFollower();
   // Waits up to `timeout_ms` for the next message and calls `f` for each new tx in it, in seq
-  // order. `got` says whether a message came. An error is final (a damaged or out-of-order
-  // message: the stream is not what this node has).
+  // order. `got` says whether a message came. After an error, damaged() says whether it is final
+  // (the stream is not what this node has); else NATS was away: open a follower again.
   Status next(int timeout_ms, const std::function<void(const Tx&)>& f, bool& got);
   uint64_t last_seq() const { return last_seq_; }
   uint64_t stream_seq() const { return stream_seq_; }
+  // The last error was the stream's content (damaged, a gap, out of order), not NATS being away:
+  // reading again will not help.
+  bool damaged() const { return damaged_; }
 
  private:
   StreamFollower() = default;
@@ -109,6 +116,7 @@ class StreamFollower {
   uint64_t last_seq_ = 0;    // the last tx seq handed out
   uint64_t stream_seq_ = 0;  // the stream seq of the last message read
   bool started_ = false;     // false until a subscription exists (the stream was empty)
+  bool damaged_ = false;
   ThreadOwner owner_{"follower"};
   Status subscribe(uint64_t from_stream_seq);
 };

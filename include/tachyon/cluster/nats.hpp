@@ -66,6 +66,7 @@ Status ensure_stream(NatsLink& link);
 struct StreamTail {
   uint64_t stream_seq = 0;
   uint64_t last_tx_seq = 0;
+  int64_t stored_ns = 0;  // when the last message was stored (UTC ns)
 };
 Status read_tail(NatsLink& link, StreamTail& out);
 

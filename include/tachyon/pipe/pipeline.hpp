@@ -63,6 +63,10 @@ struct PipelineConfig {
   // Only for a process whose forks all happen on the sequencer thread (the server): any other
   // thread may get read-side memory back from its thread cache and hand it to a fork child.
   bool read_side_outside_fork = false;
+  // A follower (a standby or replica node, docs/ARCHITECTURE.md "Cluster"): every tx arrives
+  // sequenced, with the seq, block and time the primary gave it (from the journal stream), and a
+  // block ends where the stream's next block starts. lead() makes it sequence from then on.
+  bool follower = false;
 };
 
 // The whole pipeline, for the app. The api workers see it as a Front (front.hpp).
@@ -106,6 +110,10 @@ class Pipeline final : public Front {
   // start there: the engine is consistent and nothing mutates it while f runs). Not while
   // stopped.
   void run_on_sequencer(const std::function<void(const Engine&)>& f);
+  // A follower takes over (any thread; after the last followed tx was submitted): the sequencer
+  // seals the block it followed and stamps every tx after it itself.
+  void lead() { following_.store(false, std::memory_order_release); }
+  bool following() const { return following_.load(std::memory_order_acquire); }
 
   struct Stats {
     uint64_t ring_full = 0;  // submits refused
@@ -162,6 +170,8 @@ class Pipeline final : public Front {
   void place_hot_thread(const char* name, int core, bool spins);
   void sequencer_loop();
   void sequence(uint32_t w, const Ingress& in, RingSink& sink, SequencerProbe& probe);
+  // Stamps tx: as it came when following, else with the next seq, this block and now.
+  void stamp(Tx& tx);
   void maybe_seal_block(bool work, uint32_t& idle_rounds);
   void run_task();
   void apply_loop();
@@ -188,6 +198,7 @@ class Pipeline final : public Front {
   std::atomic<bool> stop_{false};
   std::atomic<bool> sequencer_done_{false};
   std::atomic<uint64_t> applied_seq_{0};
+  std::atomic<bool> following_{false};  // release by lead(): the txs submitted before it
   std::atomic<uint64_t> ring_full_{0}, apply_batches_{0};  // statistics only: relaxed
   // apply thread only
   ThreadOwner apply_owner_{"apply"};
@@ -209,6 +220,8 @@ class Pipeline final : public Front {
   ThreadOwner seq_owner_{"sequencer"};
   uint64_t block_ = 1;
   uint32_t txs_in_block_ = 0;
+  bool followed_ = false;  // the last tx sequenced was a followed one
+  int64_t last_tx_time_ns_ = 0;
   int64_t block_start_ns_ = 0;
   std::thread sequencer_, applier_;
   mutable std::mutex placement_mu_;

@@ -171,6 +171,8 @@ class Committer {
   BlockCommitment last_;
   uint64_t block_first_seq_ = 0;
   uint32_t block_txs_ = 0;
+  uint64_t open_block_ = 0;   // the block of the txs since the last commitment
+  int64_t open_time_ns_ = 0;  // the last one's time
   Hash32 chain_{};
   int fd_ = -1;
   std::thread thread_;

@@ -1,0 +1,254 @@
+// The server's part in a cluster (cluster_node.hpp).
+#include "cluster_node.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "tachyon/api/crypto.hpp"
+#include "tachyon/codec/codec.hpp"
+#include "tachyon/core/clock.hpp"
+#include "tachyon/core/crc32c.hpp"
+#include "tachyon/store/journal.hpp"
+
+namespace tachyon::app {
+
+namespace {
+
+// A journal frame for tx, as Journal::append writes it.
+void append_frame(const Tx& tx, std::vector<uint8_t>& out) {
+  uint8_t rec[codec::kMaxRecordSize];
+  const size_t len = codec::encode(tx, rec);
+  const uint32_t l32 = static_cast<uint32_t>(len), crc = crc32c(rec, len);
+  const size_t at = out.size();
+  out.resize(at + store::kFrameHeaderSize + len);
+  std::memcpy(out.data() + at, &l32, 4);
+  std::memcpy(out.data() + at + 4, &crc, 4);
+  std::memcpy(out.data() + at + store::kFrameHeaderSize, rec, len);
+}
+
+std::string node_term(const Config& c) {
+  const std::string name =
+      c.node_name.empty() ? c.listen_address + ":" + std::to_string(c.port) : c.node_name;
+  return name + "@" + std::to_string(realtime_ns());
+}
+
+}  // namespace
+
+Status ClusterNode::open(const Config& c, uint64_t recovered_seq,
+                         std::unique_ptr<ClusterNode>& out) {
+  std::unique_ptr<ClusterNode> n(new ClusterNode(c));
+  cluster::NatsConfig nc;
+  if (Status s = cluster::parse_servers(c.nats, nc.servers); !s.ok()) return s;
+  nc.stream = c.stream;
+  nc.subject = "tachyon." + c.stream + ".journal";
+  nc.replicas = static_cast<int>(c.stream_replicas);
+  nc.request_timeout_ms = static_cast<int>(c.nats_timeout_ms);
+  nc.client_name = "tachyon " + c.role;
+  if (Status s = cluster::NatsLink::connect(nc, n->link_); !s.ok()) return s;
+  // JetStream answers a moment after its servers start (a meta leader is elected): retry.
+  Status made;
+  for (int i = 0; i < 100; ++i) {
+    if ((made = cluster::ensure_stream(*n->link_)).ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!made.ok()) return made;
+  if (Status s = n->primary() ? n->open_primary(recovered_seq) : n->open_follower(recovered_seq);
+      !s.ok())
+    return s;
+  out = std::move(n);
+  return Status();
+}
+
+ClusterNode::~ClusterNode() { stop(); }
+
+Status ClusterNode::open_primary(uint64_t recovered_seq) {
+  cluster::StreamTail tail;
+  if (Status s = cluster::read_tail(*link_, tail); !s.ok()) return s;
+  if (tail.last_tx_seq > recovered_seq) {
+    return Status::error("the journal stream holds txs up to seq " +
+                         std::to_string(tail.last_tx_seq) + ", past this node's journal (seq " +
+                         std::to_string(recovered_seq) +
+                         "): another primary wrote them; start this node as a standby");
+  }
+  publisher_ = std::make_unique<cluster::JournalPublisher>(
+      *link_, cluster::JournalPublisher::Config{tail.stream_seq, node_term(cfg_)});
+  if (tail.last_tx_seq < recovered_seq) {
+    if (Status s = publish_backlog(tail.last_tx_seq, recovered_seq); !s.ok()) return s;
+  }
+  publisher_->start();
+  spdlog::info("cluster: primary on stream {} (stream seq {}, tx seq {})", cfg_.stream,
+               publisher_->stats().last_stream_seq, recovered_seq);
+  return Status();
+}
+
+// The txs this node's journal holds past the stream's end (its last group commits before a stop
+// or crash, never acknowledged under "replicated"): they are in its state, so they go on the
+// stream first, in messages of at most ~900 KiB.
+Status ClusterNode::publish_backlog(uint64_t stream_last_tx, uint64_t recovered_seq) {
+  std::vector<uint8_t> frames;
+  uint64_t first = stream_last_tx + 1, next = first;
+  Status failed;
+  auto flush = [&] {
+    if (frames.empty() || !failed.ok()) return;
+    failed = publisher_->publish_now(frames, first, next - 1, 50);
+    frames.clear();
+    first = next;
+  };
+  store::JournalScan scan;
+  const Status s = store::replay_journal(
+      cfg_.data_dir, stream_last_tx,
+      [&](const Tx& tx) {
+        if (tx.h.seq != next)
+          failed = Status::error("journal seq " + std::to_string(tx.h.seq) + " where " +
+                                 std::to_string(next) + " was due");
+        append_frame(tx, frames);
+        ++next;
+        if (frames.size() >= (900u << 10)) flush();
+      },
+      scan, /*repair=*/false);
+  flush();
+  if (!s.ok()) return s;
+  if (!failed.ok())
+    return Status::error("publishing this node's journal tail: " + failed.message());
+  if (next != recovered_seq + 1) {
+    return Status::error("the journal stream ends at tx seq " + std::to_string(stream_last_tx) +
+                         " and this node's journal does not reach back to it (it starts later)");
+  }
+  spdlog::info("cluster: published this node's journal tail, seqs {}-{}", stream_last_tx + 1,
+               recovered_seq);
+  return Status();
+}
+
+Status ClusterNode::open_follower(uint64_t recovered_seq) {
+  cluster::StreamTail tail;
+  if (Status s = cluster::read_tail(*link_, tail); !s.ok()) return s;
+  if (tail.last_tx_seq < recovered_seq && tail.stream_seq != 0) {
+    return Status::error("this node's journal holds txs up to seq " +
+                         std::to_string(recovered_seq) + ", past the journal stream (seq " +
+                         std::to_string(tail.last_tx_seq) +
+                         "): they were never stored by the cluster; move its data dir aside");
+  }
+  if (Status s = cluster::StreamFollower::open(*link_, recovered_seq, follower_); !s.ok()) return s;
+  followed_seq_.store(recovered_seq);
+  stream_last_seq_.store(tail.last_tx_seq);
+  stream_last_time_ns_.store(tail.stored_ns);
+  spdlog::info("cluster: {} following stream {} from seq {} (the stream is at {})", role_,
+               cfg_.stream, recovered_seq, tail.last_tx_seq);
+  return Status();
+}
+
+void ClusterNode::follow(pipe::Pipeline& p, uint32_t ring, api::ApiShared& shared,
+                         uint32_t chain_id) {
+  pipeline_ = &p;
+  follow_thread_ = std::thread([this, &p, ring, &shared, chain_id] {
+    (void)pthread_setname_np(pthread_self(), "follower");
+    follow_loop(p, ring, shared, chain_id);
+  });
+}
+
+// The stream's end, for the lag: looked at about twice a second.
+void ClusterNode::look_at_tail() {
+  cluster::StreamTail tail;
+  const Status s = cluster::read_tail(*link_, tail);
+  stale_.store(!s.ok() || !link_->connected(), std::memory_order_relaxed);
+  if (!s.ok()) return;
+  stream_last_seq_.store(tail.last_tx_seq, std::memory_order_relaxed);
+  stream_last_time_ns_.store(tail.stored_ns, std::memory_order_relaxed);
+}
+
+void ClusterNode::follow_loop(pipe::Pipeline& p, uint32_t ring, api::ApiShared& shared,
+                              uint32_t chain_id) {
+  uint64_t cookie = 0;
+  int64_t looked_ns = 0;
+  auto discard = [](const pipe::Result&) {};
+  while (!stop_.load(std::memory_order_acquire)) {
+    bool got = false;
+    const Status s = follower_->next(
+        100,
+        [&](const Tx& tx) {
+          shared.record_tx_hash(ring, ++cookie, api::tx_hash_hex(tx, chain_id));
+          while (!p.submit(ring, tx, cookie, realtime_ns())) {
+            p.poll_results_inline(ring, discard);
+            std::this_thread::yield();
+          }
+          followed_seq_.store(tx.h.seq, std::memory_order_relaxed);
+          followed_time_ns_.store(tx.h.time_ns, std::memory_order_relaxed);
+        },
+        got);
+    p.poll_results_inline(ring, discard);
+    if (!s.ok() && follower_->damaged()) {
+      spdlog::critical("cluster: following stopped: {}", s.message());
+      std::lock_guard lk(mu_);
+      failure_ = s.message();
+      return;
+    }
+    if (!s.ok()) reopen(s);
+    if (const int64_t now = realtime_ns(); now - looked_ns > 500'000'000) {
+      look_at_tail();
+      looked_ns = now;
+    }
+  }
+}
+
+// NATS went away under the follower: it is read again from the last tx applied, once NATS
+// answers (meanwhile this node serves what it has, marked stale).
+void ClusterNode::reopen(const Status& why) {
+  stale_.store(true, std::memory_order_relaxed);
+  spdlog::warn("cluster: reading the stream failed ({}); reading it again after seq {}",
+               why.message(), followed_seq_.load());
+  for (int wait_ms = 100; !stop_.load(std::memory_order_acquire);
+       wait_ms = std::min(wait_ms * 2, 2000)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    std::unique_ptr<cluster::StreamFollower> f;
+    if (cluster::StreamFollower::open(*link_, followed_seq_.load(), f).ok()) {
+      follower_ = std::move(f);
+      stale_.store(false, std::memory_order_relaxed);
+      spdlog::info("cluster: following the stream again from seq {}", followed_seq_.load());
+      return;
+    }
+  }
+}
+
+std::string ClusterNode::not_primary() const {
+  if (primary()) return "";
+  return "this node is a " + role_ + " and takes no txs; send them to the primary";
+}
+
+void ClusterNode::status(api::JsonWriter& w) const {
+  w.key("cluster").obj().kv_s("role", role_).kv_s("stream", cfg_.stream);
+  if (primary()) {
+    const auto st = publisher_->stats();
+    w.kv_i("stream_seq", static_cast<int64_t>(st.last_stream_seq));
+    w.kv_i("replicated_seq", static_cast<int64_t>(st.replicated_seq));
+    w.kv_i("replication_wait_ms", st.waiting_ms).kv_b("fenced", st.fenced);
+  } else {
+    const uint64_t applied = pipeline_ != nullptr ? pipeline_->applied_seq() : 0;
+    const uint64_t end = stream_last_seq_.load(std::memory_order_relaxed);
+    const uint64_t lag = end > applied ? end - applied : 0;
+    const int64_t t = followed_time_ns_.load(std::memory_order_relaxed);
+    w.kv_i("stream_last_seq", static_cast<int64_t>(end));
+    w.kv_i("lag_txs", static_cast<int64_t>(lag));
+    w.kv_i("lag_ms", lag == 0 || t == 0 ? 0 : (realtime_ns() - t) / 1'000'000);
+    w.kv_b("stale", stale_.load(std::memory_order_relaxed));
+  }
+  w.end_obj();
+}
+
+std::string ClusterNode::failure() const {
+  std::lock_guard lk(mu_);
+  return failure_;
+}
+
+void ClusterNode::stop_following() {
+  stop_.store(true, std::memory_order_release);
+  if (follow_thread_.joinable()) follow_thread_.join();
+}
+
+void ClusterNode::stop() {
+  stop_following();
+  if (publisher_) publisher_->stop();
+}
+
+}  // namespace tachyon::app

@@ -1,0 +1,184 @@
+// The cluster against the real server binary and a real nats-server: a primary under load
+// (replicated durability), a replica and a standby following the journal stream. Their block
+// commitments equal the primary's at every block, their state hash equals it, and their REST
+// answers equal it; a replica restarted mid-stream resumes from its own journal; a follower takes
+// no txs (a clear code), and a malformed one is refused there.
+//
+// TACHYON_CLUSTER_TXS (default 20000) sets how many txs the primary sequences.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "api/api_support.hpp"
+#include "support/nats_server.hpp"
+#include "tachyon/store/commit.hpp"
+
+namespace tachyon {
+namespace {
+
+using testing::http;
+using testing::NatsServers;
+using testing::Server;
+using testing::TempDir;
+
+uint64_t cluster_txs() {
+  const char* e = std::getenv("TACHYON_CLUSTER_TXS");
+  return e != nullptr ? std::strtoull(e, nullptr, 10) : 20000;
+}
+
+int64_t ready_field(Server& s, const char* cluster_key) {
+  simdjson::dom::parser p;
+  simdjson::dom::element e;
+  if (p.parse(s.get("/health/ready").body).get(e)) return -1;
+  int64_t v = -1;
+  const auto field = cluster_key == nullptr ? e["applied_seq"] : e["cluster"][cluster_key];
+  if (field.get_int64().get(v)) return -1;
+  return v;
+}
+
+uint64_t applied(Server& s) { return static_cast<uint64_t>(ready_field(s, nullptr)); }
+
+void wait_applied(Server& s, uint64_t seq) {
+  while (applied(s) < seq) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+// "stopped cleanly at seq N, state hash H" -> "N H".
+std::string stopped_at(const std::string& log) {
+  const size_t at = log.rfind("stopped cleanly at seq ");
+  if (at == std::string::npos) return "<not stopped cleanly>";
+  const size_t end = log.find('\n', at);
+  return log.substr(at + 23, end - at - 23);
+}
+
+// A book's "nonce" counts the node's own publications (it orders that node's updates): every other
+// byte of an answer is the state's.
+std::string without_book_nonce(std::string body) {
+  const size_t at = body.find(",\"nonce\":");
+  if (at != std::string::npos) body.erase(at, body.find_first_of(",}", at + 1) - at);
+  return body;
+}
+
+std::vector<std::string> cluster_args(const NatsServers& ns, const char* role) {
+  return {"--role", role, "--nats", ns.urls_csv()};
+}
+
+// Every commitment the follower made equals the primary's at the same height; the follower has
+// all but at most the primary's last (a follower's block ends when the next one starts).
+void expect_same_commitments(const std::string& primary_dir, const std::string& follower_dir) {
+  std::vector<store::BlockCommitment> p, f;
+  ASSERT_TRUE(store::read_commitments(primary_dir, p).ok());
+  ASSERT_TRUE(store::read_commitments(follower_dir, f).ok());
+  ASSERT_FALSE(p.empty());
+  EXPECT_GE(f.size() + 1, p.size());
+  EXPECT_LE(f.size(), p.size());
+  for (size_t i = 0; i < f.size() && i < p.size(); ++i) {
+    ASSERT_EQ(f[i].block, p[i].block);
+    ASSERT_EQ(f[i].commitment, p[i].commitment) << "block " << p[i].block;
+  }
+}
+
+TEST(Cluster, followers_show_what_the_primary_shows_block_by_block) {
+  NatsServers ns(1);
+  TempDir pdir, rdir, sdir;
+  const uint64_t n = cluster_txs();
+  std::string primary_end;
+  {
+    auto args = cluster_args(ns, "primary");
+    args.insert(args.end(), {"--durability", "replicated", "--demo-load-tps", "3000"});
+    Server primary(args, pdir.path());
+    ASSERT_TRUE(primary.ready()) << primary.log();
+    wait_applied(primary, n / 4);
+    // The replica starts from an empty dir (the whole stream); it is restarted mid-stream and
+    // resumes from its own journal.
+    {
+      Server replica(cluster_args(ns, "replica"), rdir.path());
+      ASSERT_TRUE(replica.ready()) << replica.log();
+      wait_applied(replica, n / 3);
+      ASSERT_EQ(replica.stop(), 0) << replica.log();
+    }
+    Server standby(cluster_args(ns, "standby"), sdir.path());
+    ASSERT_TRUE(standby.ready()) << standby.log();
+    wait_applied(primary, n);
+    ASSERT_EQ(primary.stop(), 0) << primary.log();
+    primary_end = stopped_at(primary.log());
+    const uint64_t last = std::strtoull(primary_end.c_str(), nullptr, 10);
+    wait_applied(standby, last);
+    ASSERT_EQ(standby.stop(), 0) << standby.log();
+    EXPECT_EQ(stopped_at(standby.log()), primary_end);
+  }
+  Server replica(cluster_args(ns, "replica"), rdir.path());
+  ASSERT_TRUE(replica.ready()) << replica.log();
+  EXPECT_NE(replica.log().find("following stream TACHYON from seq "), std::string::npos);
+  // The primary again, without load: the same REST answers from both.
+  auto args = cluster_args(ns, "primary");
+  args.insert(args.end(), {"--durability", "replicated"});
+  Server primary(args, pdir.path());
+  ASSERT_TRUE(primary.ready()) << primary.log();
+  const uint64_t last = std::strtoull(primary_end.c_str(), nullptr, 10);
+  wait_applied(replica, last);
+  EXPECT_EQ(ready_field(replica, "lag_txs"), 0);
+  for (const std::string q :
+       {"/api/v1/orderBookOrders?market_id=0&limit=50",
+        "/api/v1/orderBookOrders?market_id=1&limit=50", "/api/v1/orderBooks",
+        "/api/v1/recentTrades?market_id=0&limit=50", "/api/v1/account?by=index&value=5",
+        "/api/v1/account?by=index&value=9"}) {
+    EXPECT_EQ(without_book_nonce(replica.get(q).body), without_book_nonce(primary.get(q).body))
+        << q;
+  }
+  ASSERT_EQ(replica.stop(), 0) << replica.log();
+  ASSERT_EQ(primary.stop(), 0) << primary.log();
+  EXPECT_EQ(stopped_at(replica.log()), stopped_at(primary.log()));
+  expect_same_commitments(pdir.path(), rdir.path());
+  expect_same_commitments(pdir.path(), sdir.path());
+}
+
+TEST(Cluster, a_follower_takes_no_txs_and_refuses_malformed_ones) {
+  NatsServers ns(1);
+  auto args = cluster_args(ns, "primary");
+  args.insert(args.end(), {"--durability", "replicated"});
+  Server primary(args);
+  ASSERT_TRUE(primary.ready()) << primary.log();
+  Server replica(cluster_args(ns, "replica"));
+  ASSERT_TRUE(replica.ready()) << replica.log();
+  testing::Trader t(5);
+  ASSERT_EQ(primary.deposit(t.account, 1'000'000'000, t.pk).status, 200);
+  wait_applied(replica, applied(primary));
+  // Checked as the primary would check it (it passes), then refused: this node does not sequence.
+  const testing::HttpResult r = replica.send(t.order(0, false, 10000, 299000), t.sk);
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_NE(r.body.find("23004"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("not the primary"), std::string::npos) << r.body;
+  const testing::HttpResult bad =
+      http(replica.port(), "POST", "/api/v1/sendTx", "tx_type=14&tx_info=%7Bnot+json");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  simdjson::dom::parser p;
+  simdjson::dom::element e;
+  ASSERT_FALSE(p.parse(replica.get("/health/ready").body).get(e));
+  std::string_view role;
+  ASSERT_FALSE(e["cluster"]["role"].get_string().get(role));
+  EXPECT_EQ(role, "replica");
+}
+
+TEST(Cluster, a_primary_refuses_to_start_behind_the_stream) {
+  NatsServers ns(1);
+  TempDir other;
+  {
+    auto args = cluster_args(ns, "primary");
+    args.insert(args.end(), {"--durability", "replicated"});
+    Server first(args);
+    ASSERT_TRUE(first.ready()) << first.log();
+  }
+  // A second primary with an empty journal: the stream holds txs it does not.
+  auto args = cluster_args(ns, "primary");
+  args.insert(args.end(), {"--durability", "replicated"});
+  Server second(args, other.path());
+  EXPECT_FALSE(second.ready());
+  EXPECT_EQ(second.stop(), 2) << second.log();
+  EXPECT_NE(second.log().find("start this node as a standby"), std::string::npos) << second.log();
+}
+
+}  // namespace
+}  // namespace tachyon
