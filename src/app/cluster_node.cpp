@@ -54,7 +54,11 @@ Status ClusterNode::open(const Config& c, uint64_t recovered_seq,
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!made.ok()) return made;
-  if (Status s = n->primary() ? n->open_primary(recovered_seq) : n->open_follower(recovered_seq);
+  if (Status s = cluster::Lease::open(*n->link_, static_cast<int>(c.lease_ms), n->lease_); !s.ok())
+    return s;
+  n->me_ = c.node_name.empty() ? c.listen_address + ":" + std::to_string(c.port) : c.node_name;
+  if (Status s =
+          c.role == "primary" ? n->open_primary(recovered_seq) : n->open_follower(recovered_seq);
       !s.ok())
     return s;
   out = std::move(n);
@@ -63,7 +67,28 @@ Status ClusterNode::open(const Config& c, uint64_t recovered_seq,
 
 ClusterNode::~ClusterNode() { stop(); }
 
+// A lease still held (by another primary, or by this node before a restart) lapses within the
+// lease time unless renewed: wait that long, twice over, before saying who holds it.
+Status ClusterNode::take_lease_at_start() {
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * cfg_.lease_ms + 1000);
+  for (;;) {
+    const cluster::Lease::Result r = lease_->try_take(me_);
+    if (r == cluster::Lease::Result::kHeld) return Status();
+    if (std::chrono::steady_clock::now() > until) {
+      return Status::error(r == cluster::Lease::Result::kNoReply
+                               ? std::string("the lease bucket does not answer")
+                               : "the lease is held by " + lease_->holder() +
+                                     ", which renews it: a primary runs; start this node as a "
+                                     "standby");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(cfg_.lease_ms / 4));
+  }
+}
+
 Status ClusterNode::open_primary(uint64_t recovered_seq) {
+  if (Status s = take_lease_at_start(); !s.ok()) return s;
+  is_primary_.store(true, std::memory_order_release);
   cluster::StreamTail tail;
   if (Status s = cluster::read_tail(*link_, tail); !s.ok()) return s;
   if (tail.last_tx_seq > recovered_seq) {
@@ -73,11 +98,13 @@ Status ClusterNode::open_primary(uint64_t recovered_seq) {
                          "): another primary wrote them; start this node as a standby");
   }
   publisher_ = std::make_unique<cluster::JournalPublisher>(
-      *link_, cluster::JournalPublisher::Config{tail.stream_seq, node_term(cfg_)});
+      *link_,
+      cluster::JournalPublisher::Config{tail.stream_seq, node_term(cfg_), tail.last_tx_seq});
   if (tail.last_tx_seq < recovered_seq) {
     if (Status s = publish_backlog(tail.last_tx_seq, recovered_seq); !s.ok()) return s;
   }
   publisher_->start();
+  set_holder(me_);
   spdlog::info("cluster: primary on stream {} (stream seq {}, tx seq {})", cfg_.stream,
                publisher_->stats().last_stream_seq, recovered_seq);
   return Status();
@@ -133,18 +160,28 @@ Status ClusterNode::open_follower(uint64_t recovered_seq) {
   if (Status s = cluster::StreamFollower::open(*link_, recovered_seq, follower_); !s.ok()) return s;
   followed_seq_.store(recovered_seq);
   stream_last_seq_.store(tail.last_tx_seq);
-  stream_last_time_ns_.store(tail.stored_ns);
-  spdlog::info("cluster: {} following stream {} from seq {} (the stream is at {})", role_,
-               cfg_.stream, recovered_seq, tail.last_tx_seq);
+  if (lease_->look() != cluster::Lease::Result::kNoReply) set_holder(lease_->holder());
+  spdlog::info("cluster: {} following stream {} from seq {} (the stream is at {})",
+               configured_role_, cfg_.stream, recovered_seq, tail.last_tx_seq);
   return Status();
 }
 
-void ClusterNode::follow(pipe::Pipeline& p, uint32_t ring, api::ApiShared& shared,
-                         uint32_t chain_id) {
+std::string ClusterNode::role() const {
+  return primary() ? std::string("primary") : configured_role_;
+}
+
+void ClusterNode::start(pipe::Pipeline& p, uint32_t ring, store::Journal& journal,
+                        api::ApiShared& shared, uint32_t chain_id, const std::string& url) {
   pipeline_ = &p;
-  follow_thread_ = std::thread([this, &p, ring, &shared, chain_id] {
-    (void)pthread_setname_np(pthread_self(), "follower");
-    follow_loop(p, ring, shared, chain_id);
+  journal_ = &journal;
+  me_ = cfg_.node_name.empty() ? url : cfg_.node_name + " " + url;
+  thread_ = std::thread([this, ring, &shared, chain_id] {
+    (void)pthread_setname_np(pthread_self(), "cluster");
+    if (primary()) {
+      lead_loop();
+    } else {
+      follow_loop(ring, shared, chain_id);
+    }
   });
 }
 
@@ -153,43 +190,147 @@ void ClusterNode::look_at_tail() {
   cluster::StreamTail tail;
   const Status s = cluster::read_tail(*link_, tail);
   stale_.store(!s.ok() || !link_->connected(), std::memory_order_relaxed);
-  if (!s.ok()) return;
-  stream_last_seq_.store(tail.last_tx_seq, std::memory_order_relaxed);
-  stream_last_time_ns_.store(tail.stored_ns, std::memory_order_relaxed);
+  if (s.ok()) stream_last_seq_.store(tail.last_tx_seq, std::memory_order_relaxed);
 }
 
-void ClusterNode::follow_loop(pipe::Pipeline& p, uint32_t ring, api::ApiShared& shared,
-                              uint32_t chain_id) {
+// The results of followed txs, in order: each goes into the api's tx index as the primary's
+// did (looked up by hash on any node).
+void ClusterNode::take_results(uint32_t ring, api::ApiShared& shared) {
+  pipeline_->poll_results_inline(ring, [&](const pipe::Result& r) {
+    const auto& [tx, hash] = in_flight_.front();
+    const int64_t ms = tx.h.time_ns / 1'000'000;
+    shared.remember_tx(
+        hash, api::ApiShared::TxRecord{tx, r.seq, r.block, ms, ms, r.reject, r.order_index});
+    in_flight_.pop_front();
+  });
+}
+
+bool ClusterNode::follow_step(uint32_t ring, api::ApiShared& shared, uint32_t chain_id,
+                              uint64_t& cookie) {
+  pipe::Pipeline& p = *pipeline_;
+  bool got = false;
+  const Status s = follower_->next(
+      50,
+      [&](const Tx& tx) {
+        std::string hash = api::tx_hash_hex(tx, chain_id);
+        shared.record_tx_hash(ring, ++cookie, hash);
+        while (!p.submit(ring, tx, cookie, realtime_ns())) {
+          take_results(ring, shared);
+          std::this_thread::yield();
+        }
+        in_flight_.emplace_back(tx, std::move(hash));
+        followed_seq_.store(tx.h.seq, std::memory_order_relaxed);
+        followed_time_ns_.store(tx.h.time_ns, std::memory_order_relaxed);
+      },
+      got);
+  take_results(ring, shared);
+  if (!s.ok() && follower_->damaged()) {
+    fail("following stopped: " + s.message());
+    return false;
+  }
+  if (!s.ok()) reopen(s);
+  return true;
+}
+
+void ClusterNode::follow_loop(uint32_t ring, api::ApiShared& shared, uint32_t chain_id) {
+  follow_until_stopped(ring, shared, chain_id);
+  // The results still due (the pipeline stops after this thread): taken, so none waits for a
+  // reader that is gone.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!in_flight_.empty() && std::chrono::steady_clock::now() < until) {
+    take_results(ring, shared);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void ClusterNode::follow_until_stopped(uint32_t ring, api::ApiShared& shared, uint32_t chain_id) {
   uint64_t cookie = 0;
-  int64_t looked_ns = 0;
-  auto discard = [](const pipe::Result&) {};
+  int64_t tail_ns = 0, lease_ns = 0;
+  const bool standby = configured_role_ == "standby";
+  const int64_t lease_every = int64_t{cfg_.lease_ms} * 1'000'000 / (standby ? 4 : 1);
   while (!stop_.load(std::memory_order_acquire)) {
-    bool got = false;
-    const Status s = follower_->next(
-        100,
-        [&](const Tx& tx) {
-          shared.record_tx_hash(ring, ++cookie, api::tx_hash_hex(tx, chain_id));
-          while (!p.submit(ring, tx, cookie, realtime_ns())) {
-            p.poll_results_inline(ring, discard);
-            std::this_thread::yield();
-          }
-          followed_seq_.store(tx.h.seq, std::memory_order_relaxed);
-          followed_time_ns_.store(tx.h.time_ns, std::memory_order_relaxed);
-        },
-        got);
-    p.poll_results_inline(ring, discard);
-    if (!s.ok() && follower_->damaged()) {
-      spdlog::critical("cluster: following stopped: {}", s.message());
-      std::lock_guard lk(mu_);
-      failure_ = s.message();
+    if (!follow_step(ring, shared, chain_id, cookie)) return;
+    const int64_t now = realtime_ns();
+    if (now - tail_ns > 500'000'000) {
+      look_at_tail();
+      tail_ns = now;
+    }
+    if (now - lease_ns < lease_every) continue;
+    lease_ns = now;
+    if (!standby) {
+      if (lease_->look() != cluster::Lease::Result::kNoReply) set_holder(lease_->holder());
+      continue;
+    }
+    const cluster::Lease::Result r = lease_->try_take(me_);
+    if (r == cluster::Lease::Result::kHeld) {
+      take_over(ring, shared, chain_id, cookie);
+      lead_loop();
       return;
     }
-    if (!s.ok()) reopen(s);
-    if (const int64_t now = realtime_ns(); now - looked_ns > 500'000'000) {
-      look_at_tail();
-      looked_ns = now;
+    if (r == cluster::Lease::Result::kTaken) set_holder(lease_->holder());
+  }
+}
+
+// The lease lapsed and this standby holds it now: it applies the stream to its end, then its
+// journal publishes and its pipeline sequences from the next seq. A primary the stream moved
+// past during these steps fences this one off (its first publish is refused) and it steps down.
+void ClusterNode::take_over(uint32_t ring, api::ApiShared& shared, uint32_t chain_id,
+                            uint64_t& cookie) {
+  spdlog::warn("cluster: taking over as primary (the lease lapsed; last holder: {})",
+               holder_.empty() ? "unknown" : holder_);
+  cluster::StreamTail tail;
+  while (!cluster::read_tail(*link_, tail).ok()) {
+    if (stop_.load()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  while (followed_seq_.load() < tail.last_tx_seq && !stop_.load()) {
+    if (!follow_step(ring, shared, chain_id, cookie)) return;
+  }
+  while (!in_flight_.empty() && !stop_.load()) {  // every followed tx applied and indexed
+    take_results(ring, shared);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  publisher_ = std::make_unique<cluster::JournalPublisher>(
+      *link_,
+      cluster::JournalPublisher::Config{tail.stream_seq, node_term(cfg_), tail.last_tx_seq});
+  publisher_->start();
+  journal_->replicate_from_now(publisher_.get(), cfg_.durability == store::Durability::kReplicated);
+  is_primary_.store(true, std::memory_order_release);
+  pipeline_->lead();
+  set_holder(me_);
+  spdlog::warn("cluster: primary from seq {} on (stream seq {})", tail.last_tx_seq + 1,
+               tail.stream_seq);
+}
+
+// The primary's lease, renewed every third of the lease time. Lost (another node took it), or
+// unrenewed for a whole lease time (NATS away: another node may take it), it steps down.
+void ClusterNode::lead_loop() {
+  auto last_ok = std::chrono::steady_clock::now();
+  const auto lease = std::chrono::milliseconds(cfg_.lease_ms);
+  while (!stop_.load(std::memory_order_acquire)) {
+    std::this_thread::sleep_for(lease / 3);
+    const cluster::Lease::Result r = lease_->renew(me_);
+    if (r == cluster::Lease::Result::kHeld) {
+      last_ok = std::chrono::steady_clock::now();
+    } else if (r == cluster::Lease::Result::kLost) {
+      step_down("the lease was taken by " +
+                (lease_->holder().empty() ? std::string("another node") : lease_->holder()));
+      return;
+    } else if (std::chrono::steady_clock::now() - last_ok > lease) {
+      step_down("the lease could not be renewed for " + std::to_string(cfg_.lease_ms) +
+                " ms (NATS does not answer); another node may hold it now");
+      return;
     }
   }
+}
+
+void ClusterNode::step_down(const std::string& why) {
+  is_primary_.store(false, std::memory_order_release);
+  set_holder(lease_->holder());
+  const std::string msg = "not the primary: " + why + "; stepping down";
+  spdlog::critical("cluster: {}", msg);
+  if (journal_ != nullptr) journal_->replication_failed(msg);  // nothing more is acknowledged
+  fail(msg);
 }
 
 // NATS went away under the follower: it is read again from the last tx applied, once NATS
@@ -211,14 +352,30 @@ void ClusterNode::reopen(const Status& why) {
   }
 }
 
+void ClusterNode::set_holder(const std::string& h) {
+  std::lock_guard lk(mu_);
+  holder_ = h;
+}
+
+void ClusterNode::fail(const std::string& why) {
+  std::lock_guard lk(mu_);
+  if (failure_.empty()) failure_ = why;
+}
+
 std::string ClusterNode::not_primary() const {
   if (primary()) return "";
-  return "this node is a " + role_ + " and takes no txs; send them to the primary";
+  std::lock_guard lk(mu_);
+  return "this node is a " + configured_role_ + " and takes no txs; send them to the primary" +
+         (holder_.empty() ? std::string() : " (" + holder_ + ")");
 }
 
 void ClusterNode::status(api::JsonWriter& w) const {
-  w.key("cluster").obj().kv_s("role", role_).kv_s("stream", cfg_.stream);
-  if (primary()) {
+  w.key("cluster").obj().kv_s("role", role()).kv_s("stream", cfg_.stream);
+  {
+    std::lock_guard lk(mu_);
+    w.kv_s("primary", holder_);
+  }
+  if (primary() && publisher_ != nullptr) {
     const auto st = publisher_->stats();
     w.kv_i("stream_seq", static_cast<int64_t>(st.last_stream_seq));
     w.kv_i("replicated_seq", static_cast<int64_t>(st.replicated_seq));
@@ -243,7 +400,7 @@ std::string ClusterNode::failure() const {
 
 void ClusterNode::stop_following() {
   stop_.store(true, std::memory_order_release);
-  if (follow_thread_.joinable()) follow_thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void ClusterNode::stop() {

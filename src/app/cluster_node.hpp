@@ -1,13 +1,19 @@
 #pragma once
-// The server's part in a cluster (docs/ARCHITECTURE.md "Cluster"): its NATS link, and by role
-//   primary: the journal publisher (the journal's Replicator), after it has put on the stream any
-//            txs of this node's journal the stream lacks;
-//   standby, replica: a follower thread that applies the stream through the pipeline's last
-//            ingress ring (sequenced txs: the pipeline follows, see PipelineConfig::follower).
-// Owner: the app's main thread (open, follow, stop); the follower thread owns its loop. status()
-// and not_primary() are any thread's (the api workers').
+// The server's part in a cluster (docs/ARCHITECTURE.md "Cluster"): its NATS link, the lease, and
+// by role
+//   primary: holds the lease (renewed every third of the lease time) and publishes the journal
+//            (the journal's Replicator), after putting on the stream any txs of this node's
+//            journal the stream lacks; losing the lease or being fenced off by the stream steps
+//            it down (its journal fails: nothing more is acknowledged);
+//   standby: follows the stream through the pipeline's last ingress ring (sequenced txs: the
+//            pipeline follows, see PipelineConfig::follower) and takes the lease once it lapses:
+//            it reads the stream to its end, then publishes and sequences from the next seq;
+//   replica: follows the stream and serves reads; it never takes the lease.
+// Owner: the app's main thread (open, start, stop); the cluster thread owns the follow and lease
+// loops. role(), status() and not_primary() are any thread's (the api workers').
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,30 +23,35 @@
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/worker.hpp"
 #include "tachyon/cluster/journal_stream.hpp"
+#include "tachyon/cluster/lease.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
 namespace tachyon::app {
 
 class ClusterNode {
  public:
-  // Connects, makes the stream when it does not exist, and checks this node's journal (which
-  // recovery left at `recovered_seq`) against it. A primary refuses a stream past its journal
-  // (another primary wrote it: start this node as a standby); a follower refuses a journal past
-  // the stream (it holds txs the cluster never stored).
+  // Connects, makes the stream and the lease bucket when they do not exist, and checks this
+  // node's journal (recovery left it at `recovered_seq`) against the stream. A primary first
+  // takes the lease (waiting for a lapsed holder's to expire) and refuses a stream past its
+  // journal (another primary wrote it: start this node as a standby); a follower refuses a
+  // journal past the stream (it holds txs the cluster never stored).
   static Status open(const Config& c, uint64_t recovered_seq, std::unique_ptr<ClusterNode>& out);
   ~ClusterNode();
 
-  bool primary() const { return role_ == "primary"; }
-  const std::string& role() const { return role_; }
-  // The primary's publisher, running; null on a follower.
+  bool primary() const { return is_primary_.load(std::memory_order_acquire); }
+  std::string role() const;
+  // The primary's publisher, running; null on a follower (until it takes over).
   store::Replicator* replicator() { return publisher_.get(); }
-  // A follower: starts applying the stream through ring `ring` of `p`.
-  void follow(pipe::Pipeline& p, uint32_t ring, api::ApiShared& shared, uint32_t chain_id);
-  // Why this node takes no txs ("" on the primary).
+  // Once the api listens (`url`: where this node serves): the primary renews its lease; a
+  // follower applies the stream through ring `ring` of `p` (and a standby watches the lease).
+  void start(pipe::Pipeline& p, uint32_t ring, store::Journal& journal, api::ApiShared& shared,
+             uint32_t chain_id, const std::string& url);
+  // Why this node takes no txs, naming the primary when known ("" on the primary).
   std::string not_primary() const;
   // /health/ready's cluster fields.
   void status(api::JsonWriter& w) const;
-  // A follower that stopped for good (the stream is not what this node holds): why; else "".
+  // This node stopped for good: a follower whose stream is not what it holds, or a primary that
+  // stepped down. Why; else "".
   std::string failure() const;
   // Before the pipeline stops: no more txs from the stream.
   void stop_following();
@@ -48,29 +59,44 @@ class ClusterNode {
   void stop();
 
  private:
-  explicit ClusterNode(const Config& c) : cfg_(c), role_(c.role) {}
+  explicit ClusterNode(const Config& c) : cfg_(c), configured_role_(c.role) {}
   Status open_primary(uint64_t recovered_seq);
   Status open_follower(uint64_t recovered_seq);
+  Status take_lease_at_start();
   Status publish_backlog(uint64_t stream_last_tx, uint64_t recovered_seq);
-  void follow_loop(pipe::Pipeline& p, uint32_t ring, api::ApiShared& shared, uint32_t chain_id);
+  void follow_loop(uint32_t ring, api::ApiShared& shared, uint32_t chain_id);
+  void follow_until_stopped(uint32_t ring, api::ApiShared& shared, uint32_t chain_id);
+  // One wait for the stream's next message; false once following failed for good.
+  bool follow_step(uint32_t ring, api::ApiShared& shared, uint32_t chain_id, uint64_t& cookie);
+  void take_results(uint32_t ring, api::ApiShared& shared);
+  void take_over(uint32_t ring, api::ApiShared& shared, uint32_t chain_id, uint64_t& cookie);
+  void lead_loop();
+  void step_down(const std::string& why);
   void look_at_tail();
   void reopen(const Status& why);
+  void set_holder(const std::string& h);
+  void fail(const std::string& why);
 
   const Config& cfg_;
-  const std::string role_;
+  const std::string configured_role_;
+  std::string me_;  // what the lease says of this node: its name and URL
   std::unique_ptr<cluster::NatsLink> link_;
+  std::unique_ptr<cluster::Lease> lease_;
   std::unique_ptr<cluster::JournalPublisher> publisher_;
   std::unique_ptr<cluster::StreamFollower> follower_;
-  std::thread follow_thread_;
-  std::atomic<bool> stop_{false};
-  // The follower's view, written by its thread (relaxed: figures for a status page).
-  std::atomic<uint64_t> followed_seq_{0};        // the last tx seq submitted from the stream
-  std::atomic<int64_t> followed_time_ns_{0};     // its time
-  std::atomic<uint64_t> stream_last_seq_{0};     // the stream's last tx seq, looked at lately
-  std::atomic<int64_t> stream_last_time_ns_{0};  // when that message was stored
-  std::atomic<bool> stale_{false};               // NATS unreachable: the state shown may be old
   pipe::Pipeline* pipeline_ = nullptr;
+  store::Journal* journal_ = nullptr;
+  std::thread thread_;                                // "cluster": follows, takes over, renews
+  std::deque<std::pair<Tx, std::string>> in_flight_;  // followed txs and hashes, result pending
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> is_primary_{false};  // release: a takeover's publisher is set up before it
+  // The follower's view, written by the cluster thread (relaxed: figures for a status page).
+  std::atomic<uint64_t> followed_seq_{0};     // the last tx seq submitted from the stream
+  std::atomic<int64_t> followed_time_ns_{0};  // its time
+  std::atomic<uint64_t> stream_last_seq_{0};  // the stream's last tx seq, looked at lately
+  std::atomic<bool> stale_{false};            // NATS unreachable: the state shown may be old
   mutable std::mutex mu_;
+  std::string holder_;   // the lease's holder at the last look; guarded by mu_
   std::string failure_;  // guarded by mu_
 };
 

@@ -190,6 +190,7 @@ Status parse_cluster(const toml::table& t, const std::string& origin, Config& c)
   TRY(get_str(t, "stream", c.stream, origin));
   TRY(get_int(t, "stream_replicas", c.stream_replicas, origin, 1, 5));
   TRY(get_int(t, "nats_timeout_ms", c.nats_timeout_ms, origin, 100, 60'000));
+  TRY(get_int(t, "lease_ms", c.lease_ms, origin, 500, 600'000));
   return Status();
 }
 
@@ -346,8 +347,8 @@ std::string describe(const Config& c) {
     << "\ndump_apply_batch_us = " << c.dump_apply_batch_us << "\ndump_tx_ms = " << c.dump_tx_ms
     << "\n\n[cluster]\nrole = \"" << c.role << "\"\nnats = \"" << c.nats << "\"\nnode_name = \""
     << c.node_name << "\"\nstream = \"" << c.stream << "\"\nstream_replicas = " << c.stream_replicas
-    << "\nnats_timeout_ms = " << c.nats_timeout_ms << "\n\n[demo]\nload_tps = " << c.demo_load_tps
-    << "\nseed = " << c.demo_seed << "\n";
+    << "\nnats_timeout_ms = " << c.nats_timeout_ms << "\nlease_ms = " << c.lease_ms
+    << "\n\n[demo]\nload_tps = " << c.demo_load_tps << "\nseed = " << c.demo_seed << "\n";
   for (const MarketSeed& m : c.markets) {
     const MarketParams& p = m.params;
     o << "\n[[markets]]\nid = " << int(m.id) << "\nsymbol = \"" << p.symbol.data()

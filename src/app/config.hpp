@@ -75,6 +75,7 @@ struct Config {
   std::string stream = "TACHYON";
   uint32_t stream_replicas = 1;  // 1 for one nats-server, 3 in a NATS cluster
   uint32_t nats_timeout_ms = 2000;
+  uint32_t lease_ms = 1000;  // the primary's lease: a standby takes over once it lapses
   uint32_t demo_load_tps = 0;
   uint64_t demo_seed = 1;
   std::vector<MarketSeed> markets;

@@ -583,9 +583,10 @@ void create_markets(const app::Config& c, Server& srv) {
 bool build(const app::Config& c, Recovered& rec, Server& srv) {
   if (!open_store(c, rec, srv) || !build_read_side(c, rec, srv) || !start_api(c, rec, srv))
     return false;
-  if (srv.cluster && !srv.cluster->primary()) {  // the markets come from the stream
-    srv.cluster->follow(*srv.pipeline, c.api_workers, *srv.shared, c.chain_id);
-    return true;
+  if (srv.cluster) {
+    const std::string url = "http://" + c.listen_address + ":" + std::to_string(srv.api->port());
+    srv.cluster->start(*srv.pipeline, c.api_workers, *srv.journal, *srv.shared, c.chain_id, url);
+    if (!srv.cluster->primary()) return true;  // the markets come from the stream
   }
   create_markets(c, srv);
   return true;

@@ -19,6 +19,7 @@ int64_t steady_ns() {
 JournalPublisher::JournalPublisher(NatsLink& link, Config cfg)
     : link_(link), cfg_(std::move(cfg)), last_stream_seq_(cfg_.expected_stream_seq) {
   stats_.last_stream_seq = last_stream_seq_;
+  stats_.replicated_seq = cfg_.stream_tx_seq;
 }
 
 JournalPublisher::~JournalPublisher() { stop(); }

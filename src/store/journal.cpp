@@ -224,6 +224,8 @@ Status Journal::open(const JournalConfig& cfg, uint64_t next_seq, std::unique_pt
   j->next_seq_ = next_seq;
   j->durable_seq_.store(next_seq - 1);
   j->synced_seq_ = j->replicated_seq_ = next_seq - 1;
+  j->replicator_.store(cfg.replicator, std::memory_order_relaxed);
+  j->waits_for_replicas_ = cfg.durability == Durability::kReplicated;
   const auto segments = list_segments(disk, cfg.dir);
   if (!segments.empty() && segments.back().first_seq <= next_seq) {
     const std::string& path = segments.back().path;
@@ -329,8 +331,8 @@ Status Journal::write_group() {
     return s;
   }
   segment_size_ += writing_.size();
-  if (cfg_.replicator != nullptr) {
-    cfg_.replicator->send(*this, writing_first_, writing_last_, writing_.data(), writing_.size());
+  if (Replicator* r = replicator_.load(std::memory_order_acquire); r != nullptr) {
+    r->send(*this, writing_first_, writing_last_, writing_.data(), writing_.size());
   }
   if (syncs(cfg_.durability)) return final_error(disk.sync(fd_));
   return Status();
@@ -358,7 +360,7 @@ void Journal::committed(int64_t started_ns) {
     if (m_commit_ns_ != nullptr)
       m_commit_ns_->record(static_cast<uint64_t>(steady_ns() - started_ns));
     synced_seq_ = last;
-    if (cfg_.durability == Durability::kReplicated) {
+    if (waits_for_replicas_) {
       moved = advance_durable_locked();
     } else {
       if (cfg_.durability != Durability::kNone) durable_seq_.store(last, std::memory_order_release);
@@ -393,6 +395,14 @@ void Journal::replicated(uint64_t seq) {
 }
 
 void Journal::replication_failed(const std::string& why) { fail(Status::error(why)); }
+
+void Journal::replicate_from_now(Replicator* r, bool wait_for_replicas) {
+  std::lock_guard lk(mu_);
+  // Everything durable so far came from the stream (the caller waited for it).
+  replicated_seq_ = std::max(replicated_seq_, durable_seq_.load(std::memory_order_acquire));
+  waits_for_replicas_ = wait_for_replicas;
+  replicator_.store(r, std::memory_order_release);
+}
 
 Journal::Commit Journal::commit_once(bool wait_for_work) {
   if (failed()) return Commit::kFailed;

@@ -132,6 +132,18 @@ class Server {
     exit_code_ = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
     return exit_code_;
   }
+  // Waits for the server to exit by itself (its output ends); returns the exit code.
+  int wait_exit() {
+    if (child_.pid <= 0) return exit_code_;
+    std::string line;
+    while (!child_.eof) {
+      if (read_line(child_, line, 1000)) log_ += line + "\n";
+    }
+    const int ws = finish(child_, false);
+    child_.pid = -1;
+    exit_code_ = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    return exit_code_;
+  }
   // SIGKILL: a crash (nothing flushed by the server itself).
   void kill() {
     if (child_.pid <= 0) return;

@@ -37,6 +37,7 @@ class JournalPublisher final : public store::Replicator {
   struct Config {
     uint64_t expected_stream_seq = 0;       // the stream's last seq when this writer starts
     std::string term;                       // this writer's name in message ids (unique per start)
+    uint64_t stream_tx_seq = 0;             // the last tx seq on the stream then
     size_t max_message_bytes = 900u << 10;  // under nats-server's default 1 MiB max_payload
     size_t max_queued_bytes = 64u << 20;    // send() blocks past this (NATS away for long)
     int retry_ms = 100;                     // between attempts while NATS does not answer

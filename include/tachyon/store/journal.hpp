@@ -111,6 +111,10 @@ class Journal {
   bool wait_durable(uint64_t seq);
   // kReplicated, the replicator's thread: seqs through `seq` are stored by the replicas.
   void replicated(uint64_t seq);
+  // A follower taking over (its owner thread, between appends: nothing is appended meanwhile):
+  // from the next group commit on, every commit goes to `r`, and with `wait_for_replicas` is
+  // acknowledged only once r stored it. What is journaled so far came from the stream.
+  void replicate_from_now(Replicator* r, bool wait_for_replicas);
   // kReplicated, the replicator's thread: what was sent will never be stored (this node was
   // fenced off: another primary writes the stream). The journal fails for good with `why`.
   void replication_failed(const std::string& why);
@@ -174,7 +178,10 @@ class Journal {
   std::condition_variable work_cv_, space_cv_, durable_cv_;
   bool stop_ = false;
   std::atomic<uint64_t> durable_seq_{0};
-  uint64_t synced_seq_ = 0, replicated_seq_ = 0;  // kReplicated, guarded by mu_
+  uint64_t synced_seq_ = 0, replicated_seq_ = 0;  // guarded by mu_
+  bool waits_for_replicas_ = false;               // guarded by mu_
+  // Set at open, or once by replicate_from_now (release: the writer acquires it per commit).
+  std::atomic<Replicator*> replicator_{nullptr};
   std::atomic<bool> failed_{false};
   std::atomic<bool> out_of_space_{false};
   std::string failure_;
