@@ -19,6 +19,7 @@ ALLOWED = {
     "codec": {"core", "engine"},
     "store": {"core", "engine", "codec"},
     "pipe": {"core", "engine", "codec", "store"},
+    "cluster": {"core", "engine", "codec", "store"},
     "api": {"core", "codec", "engine", "pipe"},
     "obs": {"core"},
 }
