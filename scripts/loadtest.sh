@@ -7,8 +7,10 @@
 # and any flight-recorder dumps.
 #
 #   scripts/loadtest.sh [--scenario mixed|demo|lobster] [--rate N] [--duration S] [--out DIR]
-#                       [--durability fsync|write|none] [--detail off|loadtest]
-#                       [--workers N] [-- extra tachyon-load options]
+#                       [--durability fsync|write|none|replicated] [--detail off|loadtest]
+#                       [--workers N] [--nats URLS [--stream NAME] [--stream-replicas N]]
+#                       [-- extra tachyon-load options]
+# With --nats the server is a cluster's primary on that NATS (docs/ARCHITECTURE.md "Cluster").
 #
 # Examples:
 #   scripts/loadtest.sh --rate 5000 --duration 60
@@ -16,6 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenario=mixed rate=1000 duration=10 out="" durability=fsync detail=off workers=2 build=1
+nats="" stream="" stream_replicas=1
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -27,6 +30,9 @@ while [[ $# -gt 0 ]]; do
     --detail) detail="$2"; shift 2 ;;
     --workers) workers="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
+    --nats) nats="$2"; shift 2 ;;
+    --stream) stream="$2"; shift 2 ;;
+    --stream-replicas) stream_replicas="$2"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "loadtest.sh: unknown option $1 (see the header of this script)" >&2; exit 2 ;;
   esac
@@ -63,6 +69,12 @@ edit 'data_dir =' "\"$out/data\""
 edit 'durability =' "\"$durability\""
 edit 'detail =' "\"$detail\""
 edit 'trace_dir =' "\"$out/traces\""
+if [[ -n $nats ]]; then
+  edit 'role =' '"primary"'
+  edit 'nats =' "\"$nats\""
+  edit 'stream =' "\"${stream:-LOAD$(date +%s%N)}\""
+  edit 'stream_replicas =' "$stream_replicas"
+fi
 
 log="$out/server.log"
 "$bin/tachyon" --config "$cfg" >"$log" 2>&1 &

@@ -202,6 +202,8 @@ void ClusterNode::take_results(uint32_t ring, api::ApiShared& shared) {
     shared.remember_tx(
         hash, api::ApiShared::TxRecord{tx, r.seq, r.block, ms, ms, r.reject, r.order_index});
     in_flight_.pop_front();
+    if (r.t_applied_ns > tx.h.time_ns)
+      lag_ns_.record(static_cast<uint64_t>(r.t_applied_ns - tx.h.time_ns));
   });
 }
 
@@ -389,6 +391,11 @@ void ClusterNode::status(api::JsonWriter& w) const {
     w.kv_i("lag_txs", static_cast<int64_t>(lag));
     w.kv_i("lag_ms", lag == 0 || t == 0 ? 0 : (realtime_ns() - t) / 1'000'000);
     w.kv_b("stale", stale_.load(std::memory_order_relaxed));
+    // Since start: the primary executed a tx -> this node published it.
+    const HistogramSnapshot h = lag_ns_.snapshot();
+    w.key("replication_lag_us").obj().kv_i("count", static_cast<int64_t>(h.count));
+    w.kv_i("p50", static_cast<int64_t>(h.quantile(0.5) / 1000));
+    w.kv_i("p99", static_cast<int64_t>(h.quantile(0.99) / 1000)).end_obj();
   }
   w.end_obj();
 }

@@ -24,6 +24,7 @@
 #include "tachyon/api/worker.hpp"
 #include "tachyon/cluster/journal_stream.hpp"
 #include "tachyon/cluster/lease.hpp"
+#include "tachyon/core/histogram.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
 namespace tachyon::app {
@@ -95,6 +96,9 @@ class ClusterNode {
   std::atomic<int64_t> followed_time_ns_{0};  // its time
   std::atomic<uint64_t> stream_last_seq_{0};  // the stream's last tx seq, looked at lately
   std::atomic<bool> stale_{false};            // NATS unreachable: the state shown may be old
+  // Replication lag of each followed tx: the primary executed it -> this node published it
+  // (one writer, the cluster thread; read by /health/ready).
+  tachyon::Histogram lag_ns_;
   mutable std::mutex mu_;
   std::string holder_;   // the lease's holder at the last look; guarded by mu_
   std::string failure_;  // guarded by mu_
