@@ -19,8 +19,9 @@ echo "== ASan + UBSan build and tests"
 cmake --preset asan >/dev/null
 cmake --build --preset asan
 # The Release run covers the 1M-tx reference comparison; the sanitizer run uses a shorter stream.
-# The storage simulation too: 15 seeds instead of 100 (about 400 power cuts).
+# The storage simulation too: 15 seeds instead of 100 (about 400 power cuts); 5 failovers of 20.
 TACHYON_REF_TXS="${TACHYON_REF_TXS_ASAN:-200000}" TACHYON_SIM_SEEDS="${TACHYON_SIM_SEEDS_ASAN:-15}" \
+  TACHYON_FAILOVER_RUNS="${TACHYON_FAILOVER_RUNS_ASAN:-5}" \
   ASAN_OPTIONS=detect_leaks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --preset asan
 echo "== ThreadSanitizer: every class shared between threads (pipe, obs), the server under the api tests"

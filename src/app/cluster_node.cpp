@@ -304,24 +304,42 @@ void ClusterNode::take_over(uint32_t ring, api::ApiShared& shared, uint32_t chai
                tail.stream_seq);
 }
 
-// The primary's lease, renewed every third of the lease time. Lost (another node took it), or
-// unrenewed for a whole lease time (NATS away: another node may take it), it steps down.
+// The primary's lease, renewed every third of the lease time. Taken by another node, it steps
+// down. Unrenewed because NATS does not answer: under "replicated" nothing is acknowledged
+// without the stream anyway, so it waits (txs are refused once the stream stored nothing for
+// the NATS timeout) and, once NATS answers, renews or takes the lease again if nobody else took
+// it (its publisher's fencing refuses it if another primary appended meanwhile); under fsync or
+// write it would acknowledge alone, so after a whole lease time it steps down.
 void ClusterNode::lead_loop() {
   auto last_ok = std::chrono::steady_clock::now();
   const auto lease = std::chrono::milliseconds(cfg_.lease_ms);
+  const bool waits = cfg_.durability == store::Durability::kReplicated;
+  bool away = false;
   while (!stop_.load(std::memory_order_acquire)) {
     std::this_thread::sleep_for(lease / 3);
-    const cluster::Lease::Result r = lease_->renew(me_);
+    cluster::Lease::Result r = lease_->renew(me_);
+    if (r == cluster::Lease::Result::kLost && lease_->holder().empty()) r = lease_->try_take(me_);
     if (r == cluster::Lease::Result::kHeld) {
+      if (away) spdlog::info("cluster: NATS answers again; the lease is renewed");
+      away = false;
       last_ok = std::chrono::steady_clock::now();
-    } else if (r == cluster::Lease::Result::kLost) {
+    } else if (r == cluster::Lease::Result::kTaken || r == cluster::Lease::Result::kLost) {
       step_down("the lease was taken by " +
                 (lease_->holder().empty() ? std::string("another node") : lease_->holder()));
       return;
     } else if (std::chrono::steady_clock::now() - last_ok > lease) {
-      step_down("the lease could not be renewed for " + std::to_string(cfg_.lease_ms) +
-                " ms (NATS does not answer); another node may hold it now");
-      return;
+      if (!waits) {
+        step_down("the lease could not be renewed for " + std::to_string(cfg_.lease_ms) +
+                  " ms (NATS does not answer); another node may hold it now");
+        return;
+      }
+      if (!away) {
+        spdlog::warn(
+            "cluster: the lease could not be renewed for {} ms (NATS does not answer); "
+            "nothing is acknowledged until the stream stores again",
+            cfg_.lease_ms);
+      }
+      away = true;
     }
   }
 }
@@ -369,6 +387,14 @@ std::string ClusterNode::not_primary() const {
   std::lock_guard lk(mu_);
   return "this node is a " + configured_role_ + " and takes no txs; send them to the primary" +
          (holder_.empty() ? std::string() : " (" + holder_ + ")");
+}
+
+std::string ClusterNode::replication_refusal() const {
+  if (!primary() || publisher_ == nullptr) return "";
+  const int64_t waiting = publisher_->stats().waiting_ms;
+  if (waiting <= static_cast<int64_t>(cfg_.nats_timeout_ms)) return "";
+  return "the journal stream has stored nothing for " + std::to_string(waiting) +
+         " ms (NATS unreachable?); txs are taken again once it does";
 }
 
 void ClusterNode::status(api::JsonWriter& w) const {

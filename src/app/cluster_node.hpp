@@ -49,6 +49,9 @@ class ClusterNode {
              uint32_t chain_id, const std::string& url);
   // Why this node takes no txs, naming the primary when known ("" on the primary).
   std::string not_primary() const;
+  // The primary, while the stream has not stored its txs for longer than the NATS timeout: why
+  // new txs are refused ("" otherwise). What was taken waits and is answered once it is stored.
+  std::string replication_refusal() const;
   // /health/ready's cluster fields.
   void status(api::JsonWriter& w) const;
   // This node stopped for good: a follower whose stream is not what it holds, or a primary that

@@ -529,11 +529,11 @@ bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
     requested.store(true);
     return std::string("snapshot scheduled");
   };
-  shared.storage_refusal = [&journal = *srv.journal] {
+  shared.storage_refusal = [&journal = *srv.journal, node = srv.cluster.get()] {
     if (journal.failed()) return "the journal failed (" + journal.failure() + "); restarting";
     if (journal.out_of_space())
       return std::string("the journal's disk is full; txs are taken again once space returns");
-    return std::string();
+    return node != nullptr ? node->replication_refusal() : std::string();
   };
   if (app::ClusterNode* node = srv.cluster.get()) {
     shared.not_primary = [node] { return node->not_primary(); };

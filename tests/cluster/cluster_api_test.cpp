@@ -182,3 +182,67 @@ TEST(Cluster, a_primary_refuses_to_start_behind_the_stream) {
 
 }  // namespace
 }  // namespace tachyon
+
+namespace tachyon {
+namespace {
+
+std::string ready_body(Server& s, int& status) {
+  const testing::HttpResult r = s.get("/health/ready");
+  status = r.status;
+  return r.body;
+}
+
+// NATS away: a tx taken meanwhile waits (never acknowledged before the stream stored it); once the
+// stream stored nothing for longer than the NATS timeout, the primary refuses new txs with 23003
+// and says why in /health/ready; a replica keeps serving its last state, marked stale. NATS back:
+// the waiting tx is answered, new ones are taken, the replica follows again.
+TEST(Cluster, with_nats_away_the_primary_refuses_txs_and_a_replica_serves_stale_reads) {
+  NatsServers ns(1);
+  auto args = cluster_args(ns, "primary");
+  args.insert(args.end(), {"--durability", "replicated"});
+  Server primary(args);
+  ASSERT_TRUE(primary.ready()) << primary.log();
+  Server replica(cluster_args(ns, "replica"));
+  ASSERT_TRUE(replica.ready()) << replica.log();
+  testing::Trader t(6);
+  ASSERT_EQ(primary.deposit(t.account, 1'000'000'000, t.pk).status, 200);
+  wait_applied(replica, applied(primary));
+
+  ns.kill(0);
+  const Tx waiting = t.order(0, false, 10000, 299000);
+  testing::HttpResult waited;
+  std::thread sender([&] { waited = primary.send(waiting, t.sk); });
+  int status = 0;
+  std::string body;
+  while ((body = ready_body(primary, status)).find("journal stream") == std::string::npos) {
+    ASSERT_NE(status, 0) << "the primary is gone: " << primary.stop() << primary.log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(status, 503) << body;
+  const Tx refused = t.order(0, false, 10000, 299001);
+  const testing::HttpResult r = primary.send(refused, t.sk);
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_NE(r.body.find("23003"), std::string::npos) << r.body;
+  while (ready_body(replica, status).find("\"stale\":true") == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(replica.get("/api/v1/orderBooks").status, 200);
+
+  ns.start(0);
+  sender.join();
+  EXPECT_EQ(waited.status, 200) << waited.body;  // stored once NATS was back, then answered
+  while (ready_body(primary, status), status != 200) {
+    ASSERT_NE(status, 0) << "the primary is gone: " << primary.stop() << primary.log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  t.nonce = refused.h.nonce;  // refused before admission: its nonce is free
+  EXPECT_EQ(primary.send(t.order(0, false, 10000, 299002), t.sk).status, 200);
+  wait_applied(replica, applied(primary));
+  while (ready_body(replica, status).find("\"stale\":false") == std::string::npos)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(replica.stop(), 0) << replica.log();
+  EXPECT_EQ(primary.stop(), 0) << primary.log();
+  EXPECT_EQ(stopped_at(replica.log()), stopped_at(primary.log()));
+}
+
+}  // namespace
+}  // namespace tachyon

@@ -82,7 +82,8 @@ class ApiShared {
   InflightNonces inflight;
   std::atomic<bool> ready{false};
   // Why the storage refuses new txs now ("" when it does not): the journal failed for good, or
-  // the disk is full. Any worker thread; set before the workers start.
+  // the disk is full, or (a cluster primary) the journal stream stores nothing. Any worker
+  // thread; set before the workers start.
   std::function<std::string()> storage_refusal;
   // A cluster node that does not sequence: why it takes no txs, naming the primary when known
   // ("" on the primary or a single node). Any worker thread; set before the workers start.
