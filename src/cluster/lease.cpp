@@ -34,22 +34,13 @@ Lease::~Lease() {
 
 Lease::Result Lease::try_take(const std::string& me) {
   uint64_t rev = 0;
-  natsStatus s = kvStore_CreateString(&rev, kv_, kKey, me.c_str());
+  const natsStatus s = kvStore_CreateString(&rev, kv_, kKey, me.c_str());
   if (s == NATS_OK) {
     revision_ = rev;
     holder_ = me;
     return Result::kHeld;
   }
-  kvEntry* e = nullptr;
-  s = kvStore_Get(&e, kv_, kKey);
-  if (s == NATS_NOT_FOUND) {  // lapsed between the two calls: the next try takes it
-    holder_.clear();
-    return Result::kTaken;
-  }
-  if (s != NATS_OK) return Result::kNoReply;
-  holder_ = kvEntry_ValueString(e);
-  kvEntry_Destroy(e);
-  return Result::kTaken;
+  return look();  // (lapsed between the two calls: the next try takes it)
 }
 
 Lease::Result Lease::look() {

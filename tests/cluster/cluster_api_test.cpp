@@ -135,14 +135,29 @@ TEST(Cluster, followers_show_what_the_primary_shows_block_by_block) {
   expect_same_commitments(pdir.path(), sdir.path());
 }
 
+// A primary under replicated durability and a replica, each in a fresh data dir.
+struct PrimaryAndReplica {
+  explicit PrimaryAndReplica(const NatsServers& ns)
+      : primary(primary_args(ns)), replica(cluster_args(ns, "replica")) {}
+  static std::vector<std::string> primary_args(const NatsServers& ns) {
+    auto a = cluster_args(ns, "primary");
+    a.insert(a.end(), {"--durability", "replicated"});
+    return a;
+  }
+  bool ready() {
+    EXPECT_TRUE(primary.ready()) << primary.log();
+    EXPECT_TRUE(replica.ready()) << replica.log();
+    return primary.ready() && replica.ready();
+  }
+  Server primary, replica;
+};
+
 TEST(Cluster, a_follower_takes_no_txs_and_refuses_malformed_ones) {
   NatsServers ns(1);
-  auto args = cluster_args(ns, "primary");
-  args.insert(args.end(), {"--durability", "replicated"});
-  Server primary(args);
-  ASSERT_TRUE(primary.ready()) << primary.log();
-  Server replica(cluster_args(ns, "replica"));
-  ASSERT_TRUE(replica.ready()) << replica.log();
+  PrimaryAndReplica nodes(ns);
+  ASSERT_TRUE(nodes.ready());
+  Server& primary = nodes.primary;
+  Server& replica = nodes.replica;
   testing::Trader t(5);
   ASSERT_EQ(primary.deposit(t.account, 1'000'000'000, t.pk).status, 200);
   wait_applied(replica, applied(primary));
@@ -198,12 +213,10 @@ std::string ready_body(Server& s, int& status) {
 // the waiting tx is answered, new ones are taken, the replica follows again.
 TEST(Cluster, with_nats_away_the_primary_refuses_txs_and_a_replica_serves_stale_reads) {
   NatsServers ns(1);
-  auto args = cluster_args(ns, "primary");
-  args.insert(args.end(), {"--durability", "replicated"});
-  Server primary(args);
-  ASSERT_TRUE(primary.ready()) << primary.log();
-  Server replica(cluster_args(ns, "replica"));
-  ASSERT_TRUE(replica.ready()) << replica.log();
+  PrimaryAndReplica nodes(ns);
+  ASSERT_TRUE(nodes.ready());
+  Server& primary = nodes.primary;
+  Server& replica = nodes.replica;
   testing::Trader t(6);
   ASSERT_EQ(primary.deposit(t.account, 1'000'000'000, t.pk).status, 200);
   wait_applied(replica, applied(primary));
