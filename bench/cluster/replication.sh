@@ -34,7 +34,7 @@ start_nats() {
       args+=(--cluster_name bench --cluster "nats://127.0.0.1:${routes[i]}"
              --routes "$(IFS=,; echo "${others[*]}")")
     fi
-    nats-server "${args[@]}" >/dev/null 2>&1 &
+    "${NATS_SERVER:-$(command -v nats-server || echo /usr/sbin/nats-server)}" "${args[@]}" >/dev/null 2>&1 &
     urls+=("nats://127.0.0.1:${ports[i]}")
   done
   sleep 2  # JetStream's meta leader (the nodes retry stream creation meanwhile)

@@ -89,7 +89,7 @@ TEST(Lifecycle, bad_configuration_is_refused_with_the_reason) {
   TempDir dir;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"[store\n", "expected ']'"},
-      {"[store]\ndurability = \"fast\"\n", "durability must be fsync, write or none"},
+      {"[store]\ndurability = \"fast\"\n", "durability must be fsync, write, none or replicated"},
       {"[server]\nport = 70000\n", "'port' = 70000 is out of range"},
       {"[server]\nport = \"x\"\n", "'port' must be an integer"},
       {"[nonsense]\n", "unknown section [nonsense]"},

@@ -43,6 +43,11 @@ inline bool port_accepts(int port) {
   return ok;
 }
 
+// Debian puts it in /usr/sbin, which a non-root PATH may lack.
+inline std::string nats_server_binary() {
+  return ::access("/usr/sbin/nats-server", X_OK) == 0 ? "/usr/sbin/nats-server" : "nats-server";
+}
+
 class NatsServers {
  public:
   // n = 1: a single server; n = 3: a cluster (routes between all three).
@@ -78,9 +83,18 @@ class NatsServers {
   void start(int i) {
     Node& s = nodes_[i];
     const std::string name = "n" + std::to_string(i);
-    std::vector<std::string> args = {
-        "nats-server", "-a",  "127.0.0.1",        "-p", std::to_string(s.port),     "-n", name,
-        "-js",         "-sd", dir() + "/" + name, "-l", dir() + "/" + name + ".log"};
+    std::vector<std::string> args = {nats_server_binary(),
+                                     "-a",
+                                     "127.0.0.1",
+                                     "-p",
+                                     std::to_string(s.port),
+                                     "-n",
+                                     name,
+                                     "-js",
+                                     "-sd",
+                                     dir() + "/" + name,
+                                     "-l",
+                                     dir() + "/" + name + ".log"};
     if (size() > 1) {
       std::string routes;
       for (int j = 0; j < size(); ++j) {
