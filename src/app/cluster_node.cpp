@@ -201,9 +201,9 @@ void ClusterNode::take_results(uint32_t ring, api::ApiShared& shared) {
     const int64_t ms = tx.h.time_ns / 1'000'000;
     shared.remember_tx(
         hash, api::ApiShared::TxRecord{tx, r.seq, r.block, ms, ms, r.reject, r.order_index});
-    in_flight_.pop_front();
     if (r.t_applied_ns > tx.h.time_ns)
       lag_ns_.record(static_cast<uint64_t>(r.t_applied_ns - tx.h.time_ns));
+    in_flight_.pop_front();  // (tx and hash refer into it)
   });
 }
 

@@ -236,8 +236,10 @@ TEST(Cluster, with_nats_away_the_primary_refuses_txs_and_a_replica_serves_stale_
   const testing::HttpResult r = primary.send(refused, t.sk);
   EXPECT_EQ(r.status, 503) << r.body;
   EXPECT_NE(r.body.find("23003"), std::string::npos) << r.body;
-  while (ready_body(replica, status).find("\"stale\":true") == std::string::npos)
+  while (ready_body(replica, status).find("\"stale\":true") == std::string::npos) {
+    ASSERT_NE(status, 0) << "the replica is gone: " << replica.stop() << replica.log();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   EXPECT_EQ(replica.get("/api/v1/orderBooks").status, 200);
 
   ns.start(0);
@@ -250,8 +252,10 @@ TEST(Cluster, with_nats_away_the_primary_refuses_txs_and_a_replica_serves_stale_
   t.nonce = refused.h.nonce;  // refused before admission: its nonce is free
   EXPECT_EQ(primary.send(t.order(0, false, 10000, 299002), t.sk).status, 200);
   wait_applied(replica, applied(primary));
-  while (ready_body(replica, status).find("\"stale\":false") == std::string::npos)
+  while (ready_body(replica, status).find("\"stale\":false") == std::string::npos) {
+    ASSERT_NE(status, 0) << "the replica is gone: " << replica.stop() << replica.log();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   EXPECT_EQ(replica.stop(), 0) << replica.log();
   EXPECT_EQ(primary.stop(), 0) << primary.log();
   EXPECT_EQ(stopped_at(replica.log()), stopped_at(primary.log()));

@@ -53,6 +53,15 @@ const testing::ConfigFile& unlimited() {
   return f;
 }
 
+// Waits until `s` says it is the primary; false when it is gone (it answers nothing).
+bool becomes_primary(Server& s) {
+  for (;;) {
+    if (role_of(s) == "primary") return true;
+    if (s.get("/health/ready").status == 0) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 std::vector<std::string> args(const NatsServers& ns, const char* role) {
   std::vector<std::string> a = {"--role",      role,           "--nats",
                                 ns.urls_csv(), "--durability", "replicated"};
@@ -138,7 +147,10 @@ double failover_once(NatsServers& ns) {
   primary->kill();
   killed.store(true);
   sender.join();
-  while (role_of(standby) != "primary") std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (!becomes_primary(standby)) {
+    ADD_FAILURE() << "the standby is gone: " << standby.stop() << standby.log();
+    return 0;
+  }
   client.resync(standby);
   while (!client.round(standby, 0)) {
     client.resync(standby);
@@ -180,7 +192,7 @@ TEST(Failover, a_primary_stopped_past_its_lease_is_fenced_and_steps_down) {
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(client.round(old_primary, i));
   const int64_t old_nonce = client.traders[0].nonce;  // the next one the old primary takes
   ::kill(old_primary.pid(), SIGSTOP);
-  while (role_of(standby) != "primary") std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(becomes_primary(standby)) << standby.stop() << standby.log();
   client.resync(standby);
   ASSERT_TRUE(client.round(standby, 1));
   // The old primary resumes: a tx it takes now (a valid nonce in its state) is never

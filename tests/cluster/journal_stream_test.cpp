@@ -222,5 +222,35 @@ TEST(JournalStream, three_servers_survive_the_stream_leader_killed) {
   expect_contiguous(ranges(*link), 4000);
 }
 
+// One of three servers killed, not the stream's leader: acknowledgements go on (a quorum is
+// left); all three killed: nothing is acknowledged until they are back, then everything is, once.
+TEST(JournalStream, three_servers_with_a_follower_killed_then_all_killed_lose_nothing) {
+  NatsServers ns(3);
+  auto link = link_to(ns, 3);
+  TempDir dir;
+  StreamReplayer feed(9);
+  Primary p(*link, dir.path(), "a");
+  for (int i = 0; i < 1000; ++i) p.journal->append(feed.step());
+  ASSERT_TRUE(p.journal->wait_durable(1000));
+  jsStreamInfo* si = nullptr;
+  ASSERT_EQ(js_GetStreamInfo(&si, link->js(), "TACHYON", nullptr, nullptr), NATS_OK);
+  ASSERT_NE(si->Cluster, nullptr);
+  const int follower = (si->Cluster->Leader[1] - '0' + 1) % 3;
+  jsStreamInfo_Destroy(si);
+  ns.kill(follower);
+  for (int i = 0; i < 1000; ++i) p.journal->append(feed.step());
+  ASSERT_TRUE(p.journal->wait_durable(2000));
+  ns.start(follower);
+  for (int n = 0; n < 3; ++n) ns.kill(n);
+  for (int i = 0; i < 1000; ++i) p.journal->append(feed.step());
+  while (p.pub->stats().retries < 2) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(p.journal->durable_seq(), 2000u);  // written and synced here, not stored there
+  for (int n = 0; n < 3; ++n) ns.start(n);
+  ASSERT_TRUE(p.journal->wait_durable(3000));  // resumes by itself once a leader is elected
+  EXPECT_FALSE(p.journal->failed());
+  EXPECT_EQ(follow_all(*link, 3000), feed.engine().state_hash());
+  expect_contiguous(ranges(*link), 3000);
+}
+
 }  // namespace
 }  // namespace tachyon
