@@ -682,3 +682,98 @@ TEST(Pipeline, what_readers_were_shown_before_a_power_cut_is_there_after_recover
 
 }  // namespace
 }  // namespace tachyon::testing
+
+namespace tachyon::testing {
+namespace {
+
+// Runs `txs` through a pipeline (follower: as sequenced; else stamped by it) from worker 0 and
+// waits for every result.
+void run_through(pipe::Pipeline& p, const std::vector<Tx>& txs) {
+  size_t sent = 0, got = 0;
+  while (got < txs.size()) {
+    if (sent < txs.size() && p.submit(0, txs[sent], sent, 0)) ++sent;
+    got += p.poll_results(0, [&](const pipe::Result& r) { EXPECT_EQ(r.reject, Reject::kOk); });
+  }
+}
+
+std::vector<Tx> orders(TxBuilder& b, int64_t& nonce, int n) {
+  std::vector<Tx> v;
+  for (int i = 0; i < n; ++i) {
+    const bool ask = i % 2 == 1;
+    v.push_back(b.limit(100 + i % 2, nonce + i / 2, 0, ask, 300000 + (ask ? 100 : -100), 1));
+  }
+  nonce += n / 2;
+  return v;
+}
+
+// A follower's pipeline executes a leader's txs with the leader's seqs, blocks and times, and its
+// committer ends each block where the leader's did; once it leads, it stamps the txs after them
+// with the next seqs in a new block.
+TEST(Pipeline, a_follower_commits_the_leaders_blocks_then_leads_from_the_next_seq) {
+  TempDir ldir, fdir;
+  TxBuilder b(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::system_clock::now().time_since_epoch())
+                  .count());
+  int64_t nonce = 0;
+  auto genesis = [] {  // the same funded engine each time (its own operator nonces)
+    TxBuilder g;
+    uint64_t s = 0;
+    return funded_engine(g, s);
+  };
+  std::vector<Tx> led;  // the leader's txs as its journal holds them
+  {
+    store::JournalConfig jc{ldir.path(), store::Durability::kWrite};
+    std::unique_ptr<store::Journal> journal;
+    ASSERT_TRUE(store::Journal::open(jc, 22, journal).ok());
+    store::Committer committer(ldir.path(), genesis(), 304);
+    ASSERT_TRUE(committer.start().ok());
+    pipe::PipelineConfig pc;
+    pc.workers = 1;
+    pc.block_max_txs = 7;
+    pipe::Pipeline p(pc, genesis(), journal.get(), &committer);
+    p.start();
+    run_through(p, orders(b, nonce, 100));
+    p.stop();
+    committer.stop();
+    journal->close();
+    store::JournalScan scan;
+    ASSERT_TRUE(store::replay_journal(
+                    ldir.path(), 0, [&](const Tx& tx) { led.push_back(tx); }, scan)
+                    .ok());
+  }
+  ASSERT_EQ(led.size(), 100u);
+  store::JournalConfig jc{fdir.path(), store::Durability::kWrite};
+  std::unique_ptr<store::Journal> journal;
+  ASSERT_TRUE(store::Journal::open(jc, 22, journal).ok());
+  store::Committer committer(fdir.path(), genesis(), 304);
+  ASSERT_TRUE(committer.start().ok());
+  pipe::PipelineConfig pc;
+  pc.workers = 1;
+  pc.block_max_txs = 3;  // not the leader's: a follower's blocks are the stream's
+  pc.follower = true;
+  pipe::Pipeline p(pc, genesis(), journal.get(), &committer);
+  p.start();
+  run_through(p, led);
+  EXPECT_TRUE(p.following());
+  p.lead();
+  run_through(p, orders(b, nonce, 10));
+  p.stop();
+  committer.stop();
+  journal->close();
+  EXPECT_EQ(p.engine().last_seq(), 21u + 110u);
+  std::vector<store::BlockCommitment> lc, fc;
+  ASSERT_TRUE(store::read_commitments(ldir.path(), lc).ok());
+  ASSERT_TRUE(store::read_commitments(fdir.path(), fc).ok());
+  ASSERT_GT(fc.size(), lc.size());
+  for (size_t i = 0; i < lc.size(); ++i) {
+    EXPECT_EQ(fc[i].block, lc[i].block);
+    EXPECT_EQ(fc[i].last_seq, lc[i].last_seq);
+    EXPECT_EQ(fc[i].commitment, lc[i].commitment) << "block " << lc[i].block;
+  }
+  EXPECT_EQ(fc[lc.size()].block, lc.back().block + 1);  // its own, after the leader's
+  EXPECT_EQ(fc[lc.size()].first_seq, lc.back().last_seq + 1);
+  EXPECT_EQ(fc.back().last_seq, 21u + 110u);
+}
+
+}  // namespace
+}  // namespace tachyon::testing
