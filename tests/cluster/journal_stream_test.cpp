@@ -199,6 +199,16 @@ TEST(JournalStream, a_writer_the_stream_moved_past_is_fenced_and_acknowledges_no
   expect_contiguous(ranges(*link), 500);  // only A's
 }
 
+// Which of the servers n0, n1, n2 leads the stream (-1: none said).
+int stream_leader(cluster::NatsLink& link) {
+  jsStreamInfo* si = nullptr;
+  if (js_GetStreamInfo(&si, link.js(), "TACHYON", nullptr, nullptr) != NATS_OK) return -1;
+  const int leader =
+      si->Cluster != nullptr && si->Cluster->Leader != nullptr ? si->Cluster->Leader[1] - '0' : -1;
+  jsStreamInfo_Destroy(si);
+  return leader;
+}
+
 // The stream's leader among three nats-servers killed: publishes find no leader until JetStream
 // elects another (seconds), then go on; every acknowledged tx is there once.
 TEST(JournalStream, three_servers_survive_the_stream_leader_killed) {
@@ -209,11 +219,8 @@ TEST(JournalStream, three_servers_survive_the_stream_leader_killed) {
   Primary p(*link, dir.path(), "a");
   for (int i = 0; i < 2000; ++i) p.journal->append(feed.step());
   ASSERT_TRUE(p.journal->wait_durable(2000));
-  jsStreamInfo* si = nullptr;
-  ASSERT_EQ(js_GetStreamInfo(&si, link->js(), "TACHYON", nullptr, nullptr), NATS_OK);
-  ASSERT_NE(si->Cluster, nullptr);
-  const int leader = si->Cluster->Leader[1] - '0';  // servers are named n0, n1, n2
-  jsStreamInfo_Destroy(si);
+  const int leader = stream_leader(*link);
+  ASSERT_GE(leader, 0);
   ns.kill(leader);
   for (int i = 0; i < 2000; ++i) p.journal->append(feed.step());
   ASSERT_TRUE(p.journal->wait_durable(4000));
@@ -232,11 +239,9 @@ TEST(JournalStream, three_servers_with_a_follower_killed_then_all_killed_lose_no
   Primary p(*link, dir.path(), "a");
   for (int i = 0; i < 1000; ++i) p.journal->append(feed.step());
   ASSERT_TRUE(p.journal->wait_durable(1000));
-  jsStreamInfo* si = nullptr;
-  ASSERT_EQ(js_GetStreamInfo(&si, link->js(), "TACHYON", nullptr, nullptr), NATS_OK);
-  ASSERT_NE(si->Cluster, nullptr);
-  const int follower = (si->Cluster->Leader[1] - '0' + 1) % 3;
-  jsStreamInfo_Destroy(si);
+  const int leader = stream_leader(*link);
+  ASSERT_GE(leader, 0);
+  const int follower = (leader + 1) % 3;
   ns.kill(follower);
   for (int i = 0; i < 1000; ++i) p.journal->append(feed.step());
   ASSERT_TRUE(p.journal->wait_durable(2000));

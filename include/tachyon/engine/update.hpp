@@ -1,6 +1,6 @@
 #pragma once
 // StateUpdate: what the engine tells the world after each tx. Fixed-size, trivially copyable
-// records (the codec of issue 3 frames them for the journal and the apply ring).
+// records (the codec frames them for the journal and the apply ring).
 #include <array>
 #include <cstdint>
 #include <cstring>
