@@ -426,6 +426,27 @@ void ClusterNode::status(api::JsonWriter& w) const {
   w.end_obj();
 }
 
+void ClusterNode::register_metrics(obs::Registry& r) const {
+  r.gauge_fn("tachyon_cluster_primary", "1 while this node is the cluster's primary", "",
+             [this] { return primary() ? 1.0 : 0.0; });
+  r.gauge_fn("tachyon_cluster_replicated_seq", "Primary: the last tx seq the journal stream stored",
+             "", [this] {
+               return primary() && publisher_ ? double(publisher_->stats().replicated_seq) : 0.0;
+             });
+  r.gauge_fn("tachyon_cluster_replication_wait_ms",
+             "Primary: how long the oldest batch has waited for the journal stream", "", [this] {
+               return primary() && publisher_ ? double(publisher_->stats().waiting_ms) : 0.0;
+             });
+  r.gauge_fn("tachyon_cluster_lag_txs", "Follower: txs on the stream not yet applied here", "",
+             [this] {
+               const uint64_t end = stream_last_seq_.load(std::memory_order_relaxed);
+               const uint64_t applied = pipeline_ != nullptr ? pipeline_->applied_seq() : 0;
+               return primary() || end <= applied ? 0.0 : double(end - applied);
+             });
+  r.gauge_fn("tachyon_cluster_stale", "Follower: 1 while NATS does not answer (reads may be old)",
+             "", [this] { return stale_.load(std::memory_order_relaxed) ? 1.0 : 0.0; });
+}
+
 std::string ClusterNode::failure() const {
   std::lock_guard lk(mu_);
   return failure_;

@@ -25,6 +25,7 @@
 #include "tachyon/cluster/journal_stream.hpp"
 #include "tachyon/cluster/lease.hpp"
 #include "tachyon/core/histogram.hpp"
+#include "tachyon/obs/metrics.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 
 namespace tachyon::app {
@@ -54,6 +55,8 @@ class ClusterNode {
   std::string replication_refusal() const;
   // /health/ready's cluster fields.
   void status(api::JsonWriter& w) const;
+  // The same as Prometheus gauges (tachyon_cluster_*), read at each scrape.
+  void register_metrics(obs::Registry& r) const;
   // This node stopped for good: a follower whose stream is not what it holds, or a primary that
   // stepped down. Why; else "".
   std::string failure() const;

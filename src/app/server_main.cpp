@@ -540,6 +540,7 @@ bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
     shared.cluster_status = [node](api::JsonWriter& w) { node->status(w); };
   }
   srv.obs->attach(srv.journal.get(), pipeline, shared);
+  if (srv.cluster) srv.cluster->register_metrics(srv.obs->registry());
   store::Committer& committer = *srv.committer;
   shared.blocks = [&committer](uint64_t from, size_t limit) {
     return committer.recent(from, limit);

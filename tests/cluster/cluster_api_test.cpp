@@ -175,6 +175,10 @@ TEST(Cluster, a_follower_takes_no_txs_and_refuses_malformed_ones) {
   std::string_view role;
   ASSERT_FALSE(e["cluster"]["role"].get_string().get(role));
   EXPECT_EQ(role, "replica");
+  EXPECT_EQ(testing::scrape(replica)["tachyon_cluster_primary"], 0);
+  EXPECT_EQ(testing::scrape(replica)["tachyon_cluster_lag_txs"], 0);
+  EXPECT_EQ(testing::scrape(primary)["tachyon_cluster_primary"], 1);
+  EXPECT_EQ(testing::scrape(primary)["tachyon_cluster_replicated_seq"], double(applied(primary)));
 }
 
 TEST(Cluster, a_primary_refuses_to_start_behind_the_stream) {
