@@ -4,14 +4,29 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstring>
 
 #include "tachyon/api/crypto.hpp"
+#include "tachyon/codec/codec.hpp"
 #include "tachyon/core/clock.hpp"
+#include "tachyon/core/crc32c.hpp"
 #include "tachyon/store/journal.hpp"
 
 namespace tachyon::app {
 
 namespace {
+
+// A journal frame for tx, as Journal::append writes it.
+void append_frame(const Tx& tx, std::vector<uint8_t>& out) {
+  uint8_t rec[codec::kMaxRecordSize];
+  const size_t len = codec::encode(tx, rec);
+  const uint32_t l32 = static_cast<uint32_t>(len), crc = crc32c(rec, len);
+  const size_t at = out.size();
+  out.resize(at + store::kFrameHeaderSize + len);
+  std::memcpy(out.data() + at, &l32, 4);
+  std::memcpy(out.data() + at + 4, &crc, 4);
+  std::memcpy(out.data() + at + store::kFrameHeaderSize, rec, len);
+}
 
 std::string node_term(const Config& c) {
   const std::string name =
@@ -115,9 +130,7 @@ Status ClusterNode::publish_backlog(uint64_t stream_last_tx, uint64_t recovered_
         if (tx.h.seq != next)
           failed = Status::error("journal seq " + std::to_string(tx.h.seq) + " where " +
                                  std::to_string(next) + " was due");
-        uint8_t frame[store::kMaxFrameSize];
-        const size_t n = store::encode_frame(tx, frame);
-        frames.insert(frames.end(), frame, frame + n);
+        append_frame(tx, frames);
         ++next;
         if (frames.size() >= (900u << 10)) flush();
       },

@@ -275,27 +275,23 @@ Status Journal::roll_segment(uint64_t first_seq) {
   return Status();
 }
 
-size_t encode_frame(const Tx& tx, uint8_t* out) {
-  const size_t len =
-      codec::encode(tx, std::span<uint8_t>(out + kFrameHeaderSize, codec::kMaxRecordSize));
-  TACHYON_ASSERT(len > 0, "journal: tx type without a codec layout");
-  const uint32_t l32 = static_cast<uint32_t>(len), crc = crc32c(out + kFrameHeaderSize, len);
-  std::memcpy(out, &l32, 4);
-  std::memcpy(out + 4, &crc, 4);
-  return kFrameHeaderSize + len;
-}
-
 void Journal::append(const Tx& tx) {
-  uint8_t frame[kMaxFrameSize];
-  const size_t n = encode_frame(tx, frame);
+  uint8_t rec[codec::kMaxRecordSize];
+  const size_t len = codec::encode(tx, rec);
+  TACHYON_ASSERT(len > 0, "journal: tx type without a codec layout");
   TACHYON_ASSERT(tx.h.seq == next_seq_, "journal: seqs must be consecutive");
   ++next_seq_;
+  uint8_t frame[kFrameHeaderSize];
+  const uint32_t l32 = static_cast<uint32_t>(len), crc = crc32c(rec, len);
+  std::memcpy(frame, &l32, 4);
+  std::memcpy(frame + 4, &crc, 4);
   std::unique_lock lk(mu_);
   space_cv_.wait(lk, [&] {
-    return pending_.size() + n <= cfg_.max_pending_bytes || failed() || !cfg_.writer_thread;
+    return pending_.size() + len + 8 <= cfg_.max_pending_bytes || failed() || !cfg_.writer_thread;
   });
   if (pending_.empty()) pending_first_ = tx.h.seq;
-  pending_.insert(pending_.end(), frame, frame + n);
+  pending_.insert(pending_.end(), frame, frame + kFrameHeaderSize);
+  pending_.insert(pending_.end(), rec, rec + len);
   pending_last_ = tx.h.seq;
   lk.unlock();
   if (cfg_.durability == Durability::kNone) {
@@ -374,14 +370,8 @@ void Journal::committed(int64_t started_ns) {
   }
   writing_.clear();
   out_of_space_.store(false, std::memory_order_release);
-  announce_durable(on_durable, moved);
-}
-
-// After durable_seq_ moved under mu_ (which a waiter checks its predicate under): the callback,
-// then the waiters.
-void Journal::announce_durable(const std::function<void(uint64_t)>& on_durable, bool moved) {
   if (on_durable) on_durable(durable_seq());
-  if (moved) durable_cv_.notify_all();
+  if (moved) durable_cv_.notify_all();  // its predicate was checked under mu_, which we held
 }
 
 bool Journal::advance_durable_locked() {
@@ -400,7 +390,8 @@ void Journal::replicated(uint64_t seq) {
     moved = advance_durable_locked();
     if (moved && on_durable_) on_durable = on_durable_;
   }
-  announce_durable(on_durable, moved);
+  if (on_durable) on_durable(durable_seq());
+  if (moved) durable_cv_.notify_all();
 }
 
 void Journal::replication_failed(const std::string& why) { fail(Status::error(why)); }

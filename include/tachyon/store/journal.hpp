@@ -18,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "tachyon/codec/codec.hpp"
 #include "tachyon/core/histogram.hpp"
 #include "tachyon/core/status.hpp"
 #include "tachyon/engine/tx.hpp"
@@ -68,11 +67,6 @@ struct JournalConfig {
 
 inline constexpr size_t kSegmentHeaderSize = 24;
 inline constexpr size_t kFrameHeaderSize = 8;
-inline constexpr size_t kMaxFrameSize = kFrameHeaderSize + codec::kMaxRecordSize;
-
-// One journal frame for tx (length, crc32c, codec record) into `out` (kMaxFrameSize bytes), as a
-// segment and the cluster's journal stream hold it; returns its size.
-size_t encode_frame(const Tx& tx, uint8_t* out);
 
 // What a scan of the journal found.
 struct JournalScan {
@@ -169,7 +163,6 @@ class Journal {
   void committed(int64_t started_ns);
   // Under mu_: durable_seq_ moves to min(synced, replicated); true when it moved.
   bool advance_durable_locked();
-  void announce_durable(const std::function<void(uint64_t)>& on_durable, bool moved);
   void fail(const Status& s);
   Status roll_segment(uint64_t first_seq);
 
