@@ -66,10 +66,16 @@ HttpReply WorkerLogic::send_form(const FormFields& f, bool admin, SendKind kind,
   }
   std::vector<SignedTx> txs(types.size());
   if (auto bad = admit(admin, kind, types, infos, txs)) return std::move(*bad);
-  // A cluster follower checks a tx as the primary would (above), then says where it goes.
+  // A cluster follower checks a tx as the primary would (above), then forwards it; operator
+  // txs go to the primary's own admin listener.
   if (kind != SendKind::kDryRun && shared_.not_primary) {
-    if (const std::string why = shared_.not_primary(); !why.empty())
+    if (const std::string why = shared_.not_primary(); !why.empty()) {
+      if (!admin && shared_.forward_txs) return forward(txs, kind, deferred, done);
+      for (const SignedTx& st : txs)
+        if (!admin)
+          shared_.inflight.settle(st.tx.h.account, st.tx.h.api_key_index, st.tx.h.nonce, false);
       return error_reply(503, 23004, "not the primary: " + why);
+    }
   }
   if (kind == SendKind::kDryRun) {
     HttpReply r;
@@ -192,11 +198,12 @@ struct WorkerLogic::SendBatch {
   int64_t t_dry;  // the last dry-run of the request finished
   bool admin;
   bool batch;
+  bool settles;  // the nonces were reserved here (InflightNonces)
 };
 
 HttpReply WorkerLogic::submit_all(const std::vector<SignedTx>& txs, const std::vector<int>& types,
                                   bool admin, SendKind kind, int64_t t_recv, bool& deferred,
-                                  ReplyFn& done) {
+                                  ReplyFn& done, bool forwarded) {
   auto b = std::make_shared<SendBatch>();
   b->left = txs.size();
   b->results.resize(txs.size());
@@ -204,6 +211,7 @@ HttpReply WorkerLogic::submit_all(const std::vector<SignedTx>& txs, const std::v
   b->t_dry = now_ns();
   b->admin = admin;
   b->batch = kind == SendKind::kBatch;
+  b->settles = !admin && !forwarded;  // a forwarded tx's nonce was reserved on its follower
   for (const auto& st : txs) b->hashes.push_back(tx_hash_hex(st.tx, cfg_.chain_id));
   for (size_t i = 0; i < txs.size(); ++i) {
     const Tx tx = txs[i].tx;
@@ -211,7 +219,7 @@ HttpReply WorkerLogic::submit_all(const std::vector<SignedTx>& txs, const std::v
     if (submit(txs[i], on_result, t_recv, b->hashes[i])) continue;
     shared_.metrics.tx_result(types[i], 23001);
     for (size_t j = i; j < txs.size(); ++j)
-      if (!admin)
+      if (b->settles)
         shared_.inflight.settle(txs[j].tx.h.account, txs[j].tx.h.api_key_index, txs[j].tx.h.nonce,
                                 false);
     if (i == 0) return error_reply(503, 23001, "busy: the sequencer's ingress ring is full, retry");
@@ -242,7 +250,7 @@ void WorkerLogic::on_sent_result(SendBatch& b, size_t i, const Tx& tx, const pip
              !shared_.operator_nonce.compare_exchange_weak(cur, tx.h.nonce + 1)) {
       }
     }
-  } else {
+  } else if (b.settles) {
     shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce,
                             res.reject == Reject::kOk);
   }

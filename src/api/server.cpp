@@ -430,6 +430,10 @@ Status ApiServer::start() {
   d.pipe.set_notify([&d] {
     for (auto& w : d.workers) w->ring();
   });
+  d.shared.post_to_worker = [&d](uint32_t i, std::function<void(WorkerLogic&)> f) {
+    Worker& w = *d.workers[i % d.workers.size()];
+    asio::post(w.ioc, [&w, f = std::move(f)] { f(w.logic); });
+  };
   d.accept(*d.pub, false);
   d.accept(*d.admin, true);
   for (auto& w : d.workers) {

@@ -240,18 +240,28 @@ void WorkerLogic::ws_closed(const std::shared_ptr<WsConn>& c) {
     SignedTx st = *c->on_disconnect;
     c->on_disconnect.reset();
     std::string msg;
-    if (dry_.check_and_reserve(st, now_ns() / 1'000'000, msg) == Reject::kOk) {
-      const Tx tx = st.tx;
-      if (!submit(st, [this, tx](const pipe::Result& r) {
-            shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce,
-                                    r.reject == Reject::kOk);
-          }))
-        shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce, false);
-    }
+    if (dry_.check_and_reserve(st, now_ns() / 1'000'000, msg) == Reject::kOk)
+      cancel_on_disconnect(st);
   }
   for (const auto& key : c->subs) drop_subscriber(key, *c);
   c->subs.clear();
   conns_.erase(c->id);
+}
+
+// The armed cancel, its nonce reserved: to the sequencer, or (a cluster follower) to the primary.
+void WorkerLogic::cancel_on_disconnect(const SignedTx& st) {
+  const Tx tx = st.tx;
+  auto settle = [&in = shared_.inflight, tx](bool accepted) {
+    in.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce, accepted);
+  };
+  if (shared_.not_primary && !shared_.not_primary().empty()) {
+    if (!shared_.forward_txs) return settle(false);
+    shared_.forward_txs(std::span(&tx, 1), false,
+                        [settle](int status, const std::string&) { settle(status == 200); });
+    return;
+  }
+  if (!submit(st, [settle](const pipe::Result& r) { settle(r.reject == Reject::kOk); }))
+    settle(false);
 }
 
 void WorkerLogic::ws_message(const std::shared_ptr<WsConn>& c, std::string_view text) {

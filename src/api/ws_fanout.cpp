@@ -88,6 +88,7 @@ void WorkerLogic::on_wake() {
   fan_out();
   fan_out_books();
   fan_out_height();
+  release_awaiting(/*expire=*/false);
   const int64_t t2 = now_ns();
   const uint64_t updates = log_pos_ - pos0;
   m.fan_out(index_, static_cast<uint64_t>(t2 - t1), updates);
@@ -328,6 +329,7 @@ void WorkerLogic::on_tick() {
   }
   for (auto& c : idle) c->close_conn("idle timeout: no frame from the client");
   sweep_stalled(now);
+  release_awaiting(/*expire=*/true);
   // Keep-alive and a periodic market_stats push (clients that watch the same market twice on
   // one connection wait for a push rather than a second snapshot).
   if (now - last_ping_ns_ >= 30'000'000'000) {  // keep-alive, Lighter style

@@ -158,6 +158,10 @@ Status ClusterNode::open_follower(uint64_t recovered_seq) {
                          "): they were never stored by the cluster; move its data dir aside");
   }
   if (Status s = cluster::StreamFollower::open(*link_, recovered_seq, follower_); !s.ok()) return s;
+  if (Status s =
+          cluster::TxForwarder::open(*link_, static_cast<int>(cfg_.nats_timeout_ms), forwarder_);
+      !s.ok())
+    return s;
   followed_seq_.store(recovered_seq);
   stream_last_seq_.store(tail.last_tx_seq);
   if (lease_->look() != cluster::Lease::Result::kNoReply) set_holder(lease_->holder());
@@ -174,7 +178,9 @@ void ClusterNode::start(pipe::Pipeline& p, uint32_t ring, store::Journal& journa
                         api::ApiShared& shared, uint32_t chain_id, const std::string& url) {
   pipeline_ = &p;
   journal_ = &journal;
+  shared_ = &shared;
   me_ = cfg_.node_name.empty() ? url : cfg_.node_name + " " + url;
+  if (primary()) serve_forwarded();
   thread_ = std::thread([this, ring, &shared, chain_id] {
     (void)pthread_setname_np(pthread_self(), "cluster");
     if (primary()) {
@@ -226,6 +232,7 @@ bool ClusterNode::follow_step(uint32_t ring, api::ApiShared& shared, uint32_t ch
       },
       got);
   take_results(ring, shared);
+  forwarder_->expire(realtime_ns());
   if (!s.ok() && follower_->damaged()) {
     fail("following stopped: " + s.message());
     return false;
@@ -299,6 +306,8 @@ void ClusterNode::take_over(uint32_t ring, api::ApiShared& shared, uint32_t chai
   journal_->replicate_from_now(publisher_.get(), cfg_.durability == store::Durability::kReplicated);
   is_primary_.store(true, std::memory_order_release);
   pipeline_->lead();
+  serve_forwarded();
+  forwarder_->expire(INT64_MAX);  // sent to the primary this node replaces: outcome unknown
   set_holder(me_);
   spdlog::warn("cluster: primary from seq {} on (stream seq {})", tail.last_tx_seq + 1,
                tail.stream_seq);
@@ -344,8 +353,28 @@ void ClusterNode::lead_loop() {
   }
 }
 
+void ClusterNode::serve_forwarded() {
+  auto handle = [this](std::vector<Tx> txs, bool batch, cluster::TxService::Respond respond) {
+    forwarded_txs_.fetch_add(txs.size(), std::memory_order_relaxed);
+    const uint32_t w = next_worker_.fetch_add(1, std::memory_order_relaxed);
+    shared_->post_to_worker(w, [txs = std::move(txs), batch,
+                                respond = std::move(respond)](api::WorkerLogic& l) mutable {
+      l.take_forwarded(std::move(txs), batch,
+                       [respond](api::HttpReply r) { respond(r.status, r.body); });
+    });
+  };
+  if (Status s = cluster::TxService::open(*link_, handle, tx_service_); !s.ok())
+    spdlog::error("cluster: the txs followers forward are not taken: {}", s.message());
+}
+
+void ClusterNode::forward(std::span<const Tx> txs, bool batch, api::ApiShared::ForwardDone done) {
+  if (forwarder_ == nullptr) return done(-1, "this node forwards no txs");
+  forwarder_->forward(txs, batch, std::move(done));
+}
+
 void ClusterNode::step_down(const std::string& why) {
   is_primary_.store(false, std::memory_order_release);
+  tx_service_.reset();
   set_holder(lease_->holder());
   const std::string msg = "not the primary: " + why + "; stepping down";
   spdlog::critical("cluster: {}", msg);
@@ -443,6 +472,9 @@ void ClusterNode::register_metrics(obs::Registry& r) const {
                const uint64_t applied = pipeline_ != nullptr ? pipeline_->applied_seq() : 0;
                return primary() || end <= applied ? 0.0 : double(end - applied);
              });
+  r.counter_fn("tachyon_cluster_forwarded_txs",
+               "Primary: txs taken from followers (checked there, forwarded over NATS)", "",
+               [this] { return double(forwarded_txs_.load(std::memory_order_relaxed)); });
   r.gauge_fn("tachyon_cluster_stale", "Follower: 1 while NATS does not answer (reads may be old)",
              "", [this] { return stale_.load(std::memory_order_relaxed) ? 1.0 : 0.0; });
 }
@@ -455,11 +487,14 @@ std::string ClusterNode::failure() const {
 void ClusterNode::stop_following() {
   stop_.store(true, std::memory_order_release);
   if (thread_.joinable()) thread_.join();
+  tx_service_.reset();
 }
 
+// The api workers are stopped: the forwarder's last answers go nowhere.
 void ClusterNode::stop() {
   stop_following();
   if (publisher_) publisher_->stop();
+  forwarder_.reset();
 }
 
 }  // namespace tachyon::app

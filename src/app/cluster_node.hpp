@@ -24,6 +24,7 @@
 #include "tachyon/api/worker.hpp"
 #include "tachyon/cluster/journal_stream.hpp"
 #include "tachyon/cluster/lease.hpp"
+#include "tachyon/cluster/tx_forward.hpp"
 #include "tachyon/core/histogram.hpp"
 #include "tachyon/obs/metrics.hpp"
 #include "tachyon/pipe/pipeline.hpp"
@@ -50,6 +51,8 @@ class ClusterNode {
              uint32_t chain_id, const std::string& url);
   // Why this node takes no txs, naming the primary when known ("" on the primary).
   std::string not_primary() const;
+  // A follower: txs its api checked, sent on to the primary (ApiShared::forward_txs). Any thread.
+  void forward(std::span<const Tx> txs, bool batch, api::ApiShared::ForwardDone done);
   // The primary, while the stream has not stored its txs for longer than the NATS timeout: why
   // new txs are refused ("" otherwise). What was taken waits and is answered once it is stored.
   std::string replication_refusal() const;
@@ -78,6 +81,8 @@ class ClusterNode {
   void take_results(uint32_t ring, api::ApiShared& shared);
   void take_over(uint32_t ring, api::ApiShared& shared, uint32_t chain_id, uint64_t& cookie);
   void lead_loop();
+  // The primary takes the txs followers forward, on the api workers in turn.
+  void serve_forwarded();
   void step_down(const std::string& why);
   void look_at_tail();
   void reopen(const Status& why);
@@ -91,6 +96,11 @@ class ClusterNode {
   std::unique_ptr<cluster::Lease> lease_;
   std::unique_ptr<cluster::JournalPublisher> publisher_;
   std::unique_ptr<cluster::StreamFollower> follower_;
+  std::unique_ptr<cluster::TxForwarder> forwarder_;  // a follower's; kept until stop()
+  std::unique_ptr<cluster::TxService> tx_service_;   // while primary (main, then cluster thread)
+  api::ApiShared* shared_ = nullptr;
+  std::atomic<uint32_t> next_worker_{0};    // the worker for the next forwarded request
+  std::atomic<uint64_t> forwarded_txs_{0};  // taken from followers (a primary's count)
   pipe::Pipeline* pipeline_ = nullptr;
   store::Journal* journal_ = nullptr;
   std::thread thread_;                                // "cluster": follows, takes over, renews

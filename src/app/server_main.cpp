@@ -537,6 +537,10 @@ bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
   };
   if (app::ClusterNode* node = srv.cluster.get()) {
     shared.not_primary = [node] { return node->not_primary(); };
+    shared.forward_txs = [node](std::span<const Tx> txs, bool batch,
+                                api::ApiShared::ForwardDone done) {
+      node->forward(txs, batch, std::move(done));
+    };
     shared.cluster_status = [node](api::JsonWriter& w) { node->status(w); };
   }
   srv.obs->attach(srv.journal.get(), pipeline, shared);

@@ -1,8 +1,8 @@
 // The cluster against the real server binary and a real nats-server: a primary under load
 // (replicated durability), a replica and a standby following the journal stream. Their block
 // commitments equal the primary's at every block, their state hash equals it, and their REST
-// answers equal it; a replica restarted mid-stream resumes from its own journal; a follower takes
-// no txs (a clear code), and a malformed one is refused there.
+// answers equal it; a replica restarted mid-stream resumes from its own journal; a replica
+// forwards the txs it checked to the primary and refuses forged and malformed ones itself.
 //
 // TACHYON_CLUSTER_TXS (default 20000) sets how many txs the primary sequences.
 #include <gtest/gtest.h>
@@ -13,7 +13,11 @@
 #include <thread>
 
 #include "api/api_support.hpp"
+#include "api/ws_client.hpp"
 #include "support/nats_server.hpp"
+#include "tachyon/api/crypto.hpp"
+#include "tachyon/api/json_writer.hpp"
+#include "tachyon/api/tx_info.hpp"
 #include "tachyon/store/commit.hpp"
 
 namespace tachyon {
@@ -23,6 +27,7 @@ using testing::http;
 using testing::NatsServers;
 using testing::Server;
 using testing::TempDir;
+using testing::WsClient;
 
 uint64_t cluster_txs() {
   const char* e = std::getenv("TACHYON_CLUSTER_TXS");
@@ -135,13 +140,14 @@ TEST(Cluster, followers_show_what_the_primary_shows_block_by_block) {
   expect_same_commitments(pdir.path(), sdir.path());
 }
 
-// A primary under replicated durability and a replica, each in a fresh data dir.
+// A primary (replicated durability unless said otherwise) and a replica, each in a fresh data
+// dir.
 struct PrimaryAndReplica {
-  explicit PrimaryAndReplica(const NatsServers& ns)
-      : primary(primary_args(ns)), replica(cluster_args(ns, "replica")) {}
-  static std::vector<std::string> primary_args(const NatsServers& ns) {
+  explicit PrimaryAndReplica(const NatsServers& ns, const char* durability = "replicated")
+      : primary(primary_args(ns, durability)), replica(cluster_args(ns, "replica")) {}
+  static std::vector<std::string> primary_args(const NatsServers& ns, const char* durability) {
     auto a = cluster_args(ns, "primary");
-    a.insert(a.end(), {"--durability", "replicated"});
+    a.insert(a.end(), {"--durability", durability});
     return a;
   }
   bool ready() {
@@ -152,23 +158,81 @@ struct PrimaryAndReplica {
   Server primary, replica;
 };
 
-TEST(Cluster, a_follower_takes_no_txs_and_refuses_malformed_ones) {
+int64_t seq_of(const std::string& body) {
+  simdjson::dom::parser p;
+  simdjson::dom::element e;
+  int64_t seq = -1;
+  if (p.parse(body).get(e) || e["seq"].get_int64().get(seq)) return -1;
+  return seq;
+}
+
+double forwarded(Server& primary) {
+  return testing::scrape(primary)["tachyon_cluster_forwarded_txs_total"];
+}
+
+// sendTx on a replica: checked there as the primary would check it, forwarded, and answered once
+// the replica applied it (its reads show the tx at once); the next nonce follows on either node.
+// A forged or malformed tx is refused on the replica and never reaches the primary. (The primary
+// acknowledges on its own write here, before the stream has the tx: the replica's answer must
+// wait for it.)
+TEST(Cluster, a_replica_forwards_checked_txs_and_answers_once_it_applied_them) {
   NatsServers ns(1);
-  PrimaryAndReplica nodes(ns);
+  PrimaryAndReplica nodes(ns, "write");
   ASSERT_TRUE(nodes.ready());
   Server& primary = nodes.primary;
   Server& replica = nodes.replica;
   testing::Trader t(5);
-  ASSERT_EQ(primary.deposit(t.account, 1'000'000'000, t.pk).status, 200);
+  ASSERT_EQ(primary.deposit(t.account, 100'000'000'000, t.pk).status, 200);
   wait_applied(replica, applied(primary));
-  // Checked as the primary would check it (it passes), then refused: this node does not sequence.
-  const testing::HttpResult r = replica.send(t.order(0, false, 10000, 299000), t.sk);
-  EXPECT_EQ(r.status, 503) << r.body;
-  EXPECT_NE(r.body.find("23004"), std::string::npos) << r.body;
-  EXPECT_NE(r.body.find("not the primary"), std::string::npos) << r.body;
+  for (int i = 0; i < 20; ++i) {
+    const testing::HttpResult r = replica.send(
+        t.order(0, false, 1000, 299000 - i, TimeInForce::kGoodTillTime, 100 + i), t.sk);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const int64_t seq = seq_of(r.body);
+    ASSERT_GT(seq, 0) << r.body;
+    // Read-your-writes on the replica: its state shows the tx as soon as the answer came.
+    EXPECT_GE(int64_t(applied(replica)), seq);
+    const std::string next = replica.get("/api/v1/nextNonce?account_index=5&api_key_index=0").body;
+    EXPECT_NE(next.find("\"nonce\":" + std::to_string(t.nonce)), std::string::npos) << next;
+  }
+  const std::string book = replica.get("/api/v1/orderBookOrders?market_id=0&limit=100").body;
+  EXPECT_NE(book.find("\"owner_account_index\":5"), std::string::npos) << book;
+  EXPECT_EQ(forwarded(primary), 20);
+  // The primary takes the next nonce directly, then the replica again.
+  ASSERT_EQ(primary.send(t.order(0, false, 1000, 298000), t.sk).status, 200);
+  wait_applied(replica, applied(primary));
+  ASSERT_EQ(replica.send(t.order(0, false, 1000, 297000), t.sk).status, 200);
+  // A batch, forwarded whole.
+  auto info = [&](const Tx& tx) {
+    const api::Signature sig = api::sign_tx(tx, 304, t.sk);
+    std::string out;
+    api::JsonWriter(out).str(api::tx_info_json(tx, &sig));
+    return out;
+  };
+  const Tx b1 = t.order(0, false, 1000, 297001), b2 = t.order(0, false, 1000, 297002);
+  const testing::HttpResult batch =
+      http(replica.port(), "POST", "/api/v1/sendTxBatch",
+           "tx_types=" + testing::urlencode("[14,14]") +
+               "&tx_infos=" + testing::urlencode("[" + info(b1) + "," + info(b2) + "]"));
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  EXPECT_NE(batch.body.find("\"tx_hash\":["), std::string::npos) << batch.body;
+  EXPECT_GE(int64_t(applied(replica)), seq_of(batch.body));
+  EXPECT_EQ(forwarded(primary), 23);
+
+  // Forged: signed by another key. Replayed: a nonce already used. Malformed.
+  testing::Trader forger(5);
+  forger.nonce = t.nonce;
+  const testing::HttpResult forged = replica.send(forger.order(0, false, 1000, 296000), forger.sk);
+  EXPECT_EQ(forged.status, 400) << forged.body;
+  testing::Trader replay = t;
+  replay.nonce = t.nonce - 1;
+  const testing::HttpResult replayed = replica.send(replay.order(0, false, 1000, 296000), t.sk);
+  EXPECT_EQ(replayed.status, 400) << replayed.body;
   const testing::HttpResult bad =
       http(replica.port(), "POST", "/api/v1/sendTx", "tx_type=14&tx_info=%7Bnot+json");
   EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(forwarded(primary), 23);
+
   simdjson::dom::parser p;
   simdjson::dom::element e;
   ASSERT_FALSE(p.parse(replica.get("/health/ready").body).get(e));
@@ -178,7 +242,45 @@ TEST(Cluster, a_follower_takes_no_txs_and_refuses_malformed_ones) {
   EXPECT_EQ(testing::scrape(replica)["tachyon_cluster_primary"], 0);
   EXPECT_EQ(testing::scrape(replica)["tachyon_cluster_lag_txs"], 0);
   EXPECT_EQ(testing::scrape(primary)["tachyon_cluster_primary"], 1);
+  // (The stream's ack may reach the primary after the replica applied the tx.)
+  for (int i = 0; i < 200 && testing::scrape(primary)["tachyon_cluster_replicated_seq"] !=
+                                 double(applied(primary));
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(testing::scrape(primary)["tachyon_cluster_replicated_seq"], double(applied(primary)));
+
+  // Cancel-on-disconnect armed on the replica: the cancel goes to the primary when the session
+  // drops.
+  {
+    WsClient c(replica.port());
+    Tx cancel;
+    cancel.h.type = TxType::kCancelAllOrders;
+    cancel.h.account = t.account;
+    cancel.h.nonce = int64_t{1} << 40;  // skip-nonce: valid whenever it fires
+    cancel.h.flags = kTxFlagSkipNonce;
+    cancel.cancel_all.market = kAllMarkets;
+    const api::Signature sig = api::sign_tx(cancel, 304, t.sk);
+    c.send(R"({"type":"cancel_on_disconnect","id":"cod","data":{"tx_type":16,"tx_info":)" +
+           api::tx_info_json(cancel, &sig) + "}}");
+    EXPECT_NE(c.recv_until("cancel_on_disconnect").find("\"status\":\"armed\""), std::string::npos);
+    c.close();
+  }
+  const std::string no_orders = "\"total_order_count\":0";
+  for (int i = 0; i < 500 && primary.get("/api/v1/account?by=index&value=5").body.find(no_orders) ==
+                                 std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_NE(primary.get("/api/v1/account?by=index&value=5").body.find(no_orders),
+            std::string::npos);
+  t.nonce = (int64_t{1} << 40) + 1;
+
+  // No primary: the replica says so, and the tx was not taken (its nonce is free again).
+  ASSERT_EQ(primary.stop(), 0) << primary.log();
+  const testing::HttpResult none = replica.send(t.order(0, false, 1000, 295000), t.sk);
+  EXPECT_EQ(none.status, 503) << none.body;
+  EXPECT_NE(none.body.find("23004"), std::string::npos) << none.body;
+  EXPECT_NE(none.body.find("no primary"), std::string::npos) << none.body;
+  EXPECT_EQ(replica.stop(), 0) << replica.log();
 }
 
 TEST(Cluster, a_primary_refuses_to_start_behind_the_stream) {

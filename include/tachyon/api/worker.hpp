@@ -57,6 +57,8 @@ struct ApiConfig {
   PublicKey operator_pubkey{};
 };
 
+class WorkerLogic;
+
 // State every worker shares: all synchronised.
 class ApiShared {
  public:
@@ -88,6 +90,15 @@ class ApiShared {
   // A cluster node that does not sequence: why it takes no txs, naming the primary when known
   // ("" on the primary or a single node). Any worker thread; set before the workers start.
   std::function<std::string()> not_primary;
+  // A cluster follower: sends dry-run-clean txs on to the primary (cluster/tx_forward.hpp).
+  // `done` (any thread) gets the primary's HTTP status and body; status 0: no answer in time
+  // (the txs may have executed), -1: not delivered (no primary takes txs now). Null on the
+  // primary and on a single node. Set before the workers start.
+  using ForwardDone = std::function<void(int status, std::string body)>;
+  std::function<void(std::span<const Tx> txs, bool batch, ForwardDone done)> forward_txs;
+  // Runs f on api worker `w`'s thread, soon (any thread). Set by ApiServer::start before its
+  // workers run; a function posted while the server stops may never run.
+  std::function<void(uint32_t w, std::function<void(WorkerLogic&)> f)> post_to_worker;
   // /health/ready's cluster fields (role, primary, applied and stream seqs, lag, stale), written
   // into its open object; null on a single node.
   std::function<void(JsonWriter&)> cluster_status;
@@ -214,6 +225,10 @@ class WorkerLogic {
   void ws_closed(const std::shared_ptr<WsConn>& c);
   // The apply thread rang: route results, fan out what changed.
   void on_wake();
+  // A cluster primary: txs a follower checked (signature, nonce, margin) and forwarded. They
+  // are submitted as they are, without a second signature check; `done` gets what sendTx (or
+  // sendTxBatch) would answer.
+  void take_forwarded(std::vector<Tx> txs, bool batch, ReplyFn done);
   // Every tick (250 ms): idle and stalled connections; keep-alive pings and the market_stats
   // refresh when theirs are due.
   void on_tick();
@@ -287,8 +302,22 @@ class WorkerLogic {
   std::optional<HttpReply> dry_run(SendKind kind, int type, SignedTx& st, int64_t now_ms,
                                    std::span<const SignedTx> reserved);
   HttpReply submit_all(const std::vector<SignedTx>& txs, const std::vector<int>& types, bool admin,
-                       SendKind kind, int64_t t_recv, bool& deferred, ReplyFn& done);
+                       SendKind kind, int64_t t_recv, bool& deferred, ReplyFn& done,
+                       bool forwarded = false);
   void on_sent_result(SendBatch& b, size_t i, const Tx& tx, const pipe::Result& res);
+  // A follower: the txs go to the primary; the answer waits until this node applied them.
+  HttpReply forward(const std::vector<SignedTx>& txs, SendKind kind, bool& deferred, ReplyFn& done);
+  void forwarded_answer(const std::vector<Tx>& txs, const std::vector<std::string>& hashes,
+                        int status, std::string body, ReplyFn done);
+  // Answers held for read-your-writes whose seq this node applied (or, `expire`, held too long).
+  void release_awaiting(bool expire);
+  struct Awaiting {
+    uint64_t seq;
+    int64_t deadline_ns;
+    HttpReply reply;
+    ReplyFn done;
+  };
+  std::deque<Awaiting> awaiting_;  // in the order the answers came (few: scanned whole)
   // Submits a dry-run-clean tx; `done` runs with the sequencer's result.
   // t_recv_ns: when the request arrived (0: now).
   bool submit(const SignedTx& st, std::function<void(const pipe::Result&)> done,
@@ -303,6 +332,7 @@ class WorkerLogic {
   void ws_resume(const std::shared_ptr<WsConn>& c, std::string_view channel, uint64_t nonce);
   void ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std::string_view data,
                                std::string_view id);
+  void cancel_on_disconnect(const SignedTx& st);
   void push(WsConn& c, std::string frame);
   // The slow-reader policy (docs/ARCHITECTURE.md "Bad input"): one resync in a connection's life
   // (its queue replaced by fresh book snapshots), then a hard cut, counted once in `closes`.
