@@ -5,8 +5,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 
 #include "tachyon/api/crypto.hpp"
+#include "tachyon/cluster/snapshot_stream.hpp"
 #include "tachyon/codec/codec.hpp"
 #include "tachyon/core/clock.hpp"
 #include "tachyon/core/crc32c.hpp"
@@ -34,11 +36,8 @@ std::string node_term(const Config& c) {
   return name + "@" + std::to_string(realtime_ns());
 }
 
-}  // namespace
-
-Status ClusterNode::open(const Config& c, uint64_t recovered_seq,
-                         std::unique_ptr<ClusterNode>& out) {
-  std::unique_ptr<ClusterNode> n(new ClusterNode(c));
+// Connected, with the journal and snapshot streams made when they did not exist.
+Status connect(const Config& c, std::unique_ptr<cluster::NatsLink>& link) {
   cluster::NatsConfig nc;
   if (Status s = cluster::parse_servers(c.nats, nc.servers); !s.ok()) return s;
   nc.stream = c.stream;
@@ -46,14 +45,56 @@ Status ClusterNode::open(const Config& c, uint64_t recovered_seq,
   nc.replicas = static_cast<int>(c.stream_replicas);
   nc.request_timeout_ms = static_cast<int>(c.nats_timeout_ms);
   nc.client_name = "tachyon " + c.role;
-  if (Status s = cluster::NatsLink::connect(nc, n->link_); !s.ok()) return s;
+  if (Status s = cluster::NatsLink::connect(nc, link); !s.ok()) return s;
   // JetStream answers a moment after its servers start (a meta leader is elected): retry.
   Status made;
   for (int i = 0; i < 100; ++i) {
-    if ((made = cluster::ensure_stream(*n->link_)).ok()) break;
+    made = cluster::ensure_stream(*link);
+    if (made.ok()) made = cluster::ensure_snapshot_stream(*link);
+    if (made.ok()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (!made.ok()) return made;
+  return made;
+}
+
+// No snapshot and no journal segment: nothing of the state is here yet.
+bool empty_data_dir(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("snapshot-", 0) == 0 || name.rfind("journal-", 0) == 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status ClusterNode::bootstrap(const Config& c) {
+  if (c.role != "standby" && c.role != "replica") return Status();
+  if (!empty_data_dir(c.data_dir)) return Status();
+  std::unique_ptr<cluster::NatsLink> link;
+  if (Status s = connect(c, link); !s.ok()) return s;
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t seq = 0, bytes = 0;
+  std::error_code ec;
+  std::filesystem::create_directories(c.data_dir, ec);
+  if (Status s = cluster::fetch_snapshot(*link, c.data_dir, seq, bytes); !s.ok())
+    return Status::error("fetching the cluster's snapshot: " + s.message());
+  if (seq == 0) {
+    spdlog::info("cluster: no snapshot in the cluster yet; this node reads the stream from seq 1");
+    return Status();
+  }
+  spdlog::info(
+      "cluster: an empty data dir: starting from the cluster's snapshot at seq {} ({} bytes, "
+      "fetched in {:.3f} s)",
+      seq, bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return Status();
+}
+
+Status ClusterNode::open(const Config& c, uint64_t recovered_seq,
+                         std::unique_ptr<ClusterNode>& out) {
+  std::unique_ptr<ClusterNode> n(new ClusterNode(c));
+  if (Status s = connect(c, n->link_); !s.ok()) return s;
   if (Status s = cluster::Lease::open(*n->link_, static_cast<int>(c.lease_ms), n->lease_); !s.ok())
     return s;
   n->me_ = c.node_name.empty() ? c.listen_address + ":" + std::to_string(c.port) : c.node_name;
@@ -181,6 +222,10 @@ void ClusterNode::start(pipe::Pipeline& p, uint32_t ring, store::Journal& journa
   shared_ = &shared;
   me_ = cfg_.node_name.empty() ? url : cfg_.node_name + " " + url;
   if (primary()) serve_forwarded();
+  snap_thread_ = std::thread([this] {
+    (void)pthread_setname_np(pthread_self(), "snapshot-pub");
+    snapshot_loop();
+  });
   thread_ = std::thread([this, ring, &shared, chain_id] {
     (void)pthread_setname_np(pthread_self(), "cluster");
     if (primary()) {
@@ -353,6 +398,42 @@ void ClusterNode::lead_loop() {
   }
 }
 
+void ClusterNode::snapshot_written(const std::string& path, uint64_t seq) {
+  if (!primary()) return;
+  {
+    std::lock_guard lk(mu_);
+    snap_path_ = path;
+    snap_seq_ = seq;
+  }
+  snap_cv_.notify_one();
+}
+
+// Publishes the newest snapshot written, once the journal stream holds its txs (under fsync or
+// write the journal may be ahead of the stream); a newer one written meanwhile replaces it.
+void ClusterNode::snapshot_loop() {
+  for (;;) {
+    std::string path;
+    uint64_t seq = 0;
+    {
+      std::unique_lock lk(mu_);
+      snap_cv_.wait(lk, [&] { return stop_.load() || !snap_path_.empty(); });
+      if (stop_.load()) return;
+      path.swap(snap_path_);
+      seq = snap_seq_;
+    }
+    while (!stop_.load() && primary() && publisher_->stats().replicated_seq < seq)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (stop_.load() || !primary()) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (Status s = cluster::publish_snapshot(*link_, path, seq); !s.ok()) {
+      spdlog::warn("cluster: the snapshot at seq {} is not published: {}", seq, s.message());
+      continue;
+    }
+    spdlog::info("cluster: the snapshot at seq {} is published for followers ({:.3f} s)", seq,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+}
+
 void ClusterNode::serve_forwarded() {
   auto handle = [this](std::vector<Tx> txs, bool batch, cluster::TxService::Respond respond) {
     forwarded_txs_.fetch_add(txs.size(), std::memory_order_relaxed);
@@ -486,6 +567,11 @@ std::string ClusterNode::failure() const {
 
 void ClusterNode::stop_following() {
   stop_.store(true, std::memory_order_release);
+  {
+    std::lock_guard lk(mu_);  // the snapshot thread waits on mu_: it sees stop_ or the wake-up
+  }
+  snap_cv_.notify_all();
+  if (snap_thread_.joinable()) snap_thread_.join();
   if (thread_.joinable()) thread_.join();
   tx_service_.reset();
 }

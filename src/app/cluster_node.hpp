@@ -12,6 +12,7 @@
 // Owner: the app's main thread (open, start, stop); the cluster thread owns the follow and lease
 // loops. role(), status() and not_primary() are any thread's (the api workers').
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -39,6 +40,10 @@ class ClusterNode {
   // journal (another primary wrote it: start this node as a standby); a follower refuses a
   // journal past the stream (it holds txs the cluster never stored).
   static Status open(const Config& c, uint64_t recovered_seq, std::unique_ptr<ClusterNode>& out);
+  // Before recovery, a follower whose data dir is empty (no snapshot, no journal) fetches the
+  // cluster's newest snapshot into it (cluster/snapshot_stream.hpp): it then starts from that
+  // snapshot and reads the stream after it. A cluster without a snapshot: nothing is fetched.
+  static Status bootstrap(const Config& c);
   ~ClusterNode();
 
   bool primary() const { return is_primary_.load(std::memory_order_acquire); }
@@ -56,6 +61,9 @@ class ClusterNode {
   // The primary, while the stream has not stored its txs for longer than the NATS timeout: why
   // new txs are refused ("" otherwise). What was taken waits and is answered once it is stored.
   std::string replication_refusal() const;
+  // The primary wrote a snapshot (the state after tx `seq`): it is published for followers
+  // that start empty, once the journal stream holds every tx up to `seq`. Main thread.
+  void snapshot_written(const std::string& path, uint64_t seq);
   // /health/ready's cluster fields.
   void status(api::JsonWriter& w) const;
   // The same as Prometheus gauges (tachyon_cluster_*), read at each scrape.
@@ -86,6 +94,7 @@ class ClusterNode {
   void step_down(const std::string& why);
   void look_at_tail();
   void reopen(const Status& why);
+  void snapshot_loop();
   void set_holder(const std::string& h);
   void fail(const std::string& why);
 
@@ -101,6 +110,11 @@ class ClusterNode {
   api::ApiShared* shared_ = nullptr;
   std::atomic<uint32_t> next_worker_{0};    // the worker for the next forwarded request
   std::atomic<uint64_t> forwarded_txs_{0};  // taken from followers (a primary's count)
+  // The newest snapshot to publish; the "snapshot" thread publishes it.
+  std::thread snap_thread_;
+  std::condition_variable snap_cv_;
+  std::string snap_path_;  // guarded by mu_; "": none waiting
+  uint64_t snap_seq_ = 0;  // guarded by mu_
   pipe::Pipeline* pipeline_ = nullptr;
   store::Journal* journal_ = nullptr;
   std::thread thread_;                                // "cluster": follows, takes over, renews

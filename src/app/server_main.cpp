@@ -279,6 +279,10 @@ bool recover(const app::Config& c, Recovered& rec) {
   };
   // The snapshot's state hash is checked against the hasher thread's (build_read_side()) when no
   // journal tx follows it.
+  if (Status s = app::ClusterNode::bootstrap(c); !s.ok()) {
+    spdlog::critical("cluster ({}): {}", c.role, s.message());
+    return false;
+  }
   const store::RecoverOptions opt{.replayed = on_replayed,
                                   .updates = &rec.replayed_history,
                                   .defer_hash_check = true,
@@ -646,6 +650,8 @@ class SnapshotScheduler {
                    written.seq, write_s);
     else
       spdlog::info("snapshot at seq {} written", covered());
+    if (srv_.cluster)
+      srv_.cluster->snapshot_written(store::snapshot_path(c_.data_dir, covered()), covered());
     // The histories as published now (newer than the snapshot): after a crash, the journal
     // replay from the snapshot adds the rest.
     save_history(c_, srv_);

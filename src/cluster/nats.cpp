@@ -156,9 +156,11 @@ Status find_message_after(NatsLink& link, uint64_t after_tx_seq, uint64_t& strea
   BatchRange oldest, newest;
   if (Status s = range_at(link, lo, oldest); !s.ok()) return s;
   if (oldest.first > after_tx_seq + 1) {
-    return Status::error("the journal stream starts at tx seq " + std::to_string(oldest.first) +
-                         ", after this node's seq " + std::to_string(after_tx_seq) +
-                         ": the txs between are gone from it (start from a newer snapshot)");
+    return Status::error(
+        "the journal stream starts at tx seq " + std::to_string(oldest.first) +
+        ", after this node's seq " + std::to_string(after_tx_seq) +
+        ": the txs between are gone from it (move this node's data dir aside: a follower that "
+        "starts empty begins from the cluster's newest snapshot)");
   }
   if (Status s = range_at(link, hi, newest); !s.ok() || newest.last <= after_tx_seq) return s;
   while (lo < hi) {  // the first message whose last tx seq is above after_tx_seq

@@ -132,6 +132,18 @@ class Server {
     exit_code_ = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
     return exit_code_;
   }
+  // Reads the server's output until a line holds `needle` (returned), "" when the output ends
+  // or `timeout_ms` passes first.
+  std::string wait_for_line(const std::string& needle, int timeout_ms = 60000) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    std::string line;
+    while (child_.pid > 0 && !child_.eof && std::chrono::steady_clock::now() < until) {
+      if (!read_line(child_, line, 200)) continue;
+      log_ += line + "\n";
+      if (line.find(needle) != std::string::npos) return line;
+    }
+    return "";
+  }
   // Waits for the server to exit by itself (its output ends); returns the exit code.
   int wait_exit() {
     if (child_.pid <= 0) return exit_code_;

@@ -8,8 +8,11 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <nats/nats.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "api/api_support.hpp"
@@ -18,6 +21,7 @@
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/tx_info.hpp"
+#include "tachyon/cluster/nats.hpp"
 #include "tachyon/store/commit.hpp"
 
 namespace tachyon {
@@ -138,6 +142,57 @@ TEST(Cluster, followers_show_what_the_primary_shows_block_by_block) {
   EXPECT_EQ(stopped_at(replica.log()), stopped_at(primary.log()));
   expect_same_commitments(pdir.path(), rdir.path());
   expect_same_commitments(pdir.path(), sdir.path());
+}
+
+// A replica with an empty data dir starts from the newest snapshot the primary published (the
+// journal stream before it is purged, so it cannot have read the stream from seq 1), follows to
+// the primary's end with the same state hash, and restarted goes on from its own state.
+TEST(Cluster, a_replica_with_an_empty_data_dir_starts_from_the_clusters_snapshot) {
+  NatsServers ns(1);
+  TempDir pdir, rdir, cfgdir;
+  const std::string cfg = cfgdir.path() + "/primary.toml";
+  std::ofstream(cfg) << "[store]\nsnapshot_every_txs = 3000\n";
+  auto args = cluster_args(ns, "primary");
+  args.insert(args.end(),
+              {"--durability", "replicated", "--demo-load-tps", "3000", "--config", cfg});
+  Server primary(args, pdir.path());
+  ASSERT_TRUE(primary.ready()) << primary.log();
+  const std::string published = primary.wait_for_line("is published for followers");
+  ASSERT_NE(published, "") << primary.log();
+  const uint64_t snap =
+      std::strtoull(published.c_str() + published.find("snapshot at seq ") + 16, nullptr, 10);
+  ASSERT_GT(snap, 0u) << published;
+  {  // the journal stream's messages holding txs up to the snapshot's seq: gone
+    std::unique_ptr<cluster::NatsLink> link;
+    cluster::NatsConfig nc;
+    nc.servers = {ns.url(0)};
+    ASSERT_TRUE(cluster::NatsLink::connect(nc, link).ok());
+    uint64_t after = 0;
+    ASSERT_TRUE(cluster::find_message_after(*link, snap, after).ok());
+    jsOptions o;
+    jsOptions_Init(&o);
+    o.Stream.Purge.Sequence = after;
+    ASSERT_EQ(js_PurgeStream(link->js(), "TACHYON", &o, nullptr), NATS_OK);
+    uint64_t from_start = 0;  // the stream holds txs, but not seq 1 any more
+    EXPECT_FALSE(cluster::find_message_after(*link, 0, from_start).ok());
+    EXPECT_TRUE(cluster::find_message_after(*link, snap, from_start).ok());
+  }
+  {
+    Server replica(cluster_args(ns, "replica"), rdir.path());
+    ASSERT_TRUE(replica.ready()) << replica.log();
+    EXPECT_NE(replica.log().find("starting from the cluster's snapshot at seq "), std::string::npos)
+        << replica.log();
+    wait_applied(replica, applied(primary));
+    ASSERT_EQ(replica.stop(), 0) << replica.log();
+  }
+  Server replica(cluster_args(ns, "replica"), rdir.path());
+  ASSERT_TRUE(replica.ready()) << replica.log();
+  EXPECT_EQ(replica.log().find("starting from the cluster's snapshot"), std::string::npos);
+  ASSERT_EQ(primary.stop(), 0) << primary.log();
+  const std::string end = stopped_at(primary.log());
+  wait_applied(replica, std::strtoull(end.c_str(), nullptr, 10));
+  ASSERT_EQ(replica.stop(), 0) << replica.log();
+  EXPECT_EQ(stopped_at(replica.log()), end);
 }
 
 // A primary (replicated durability unless said otherwise) and a replica, each in a fresh data
