@@ -114,6 +114,8 @@ struct Options {
   bool first_account_given = false;  // else the traders take the first free block from it on
   int64_t deposit_usdc = 10'000'000;
   size_t max_events = 0;
+  std::string targets_csv;                           // --targets
+  std::vector<std::pair<std::string, int>> targets;  // parsed
 };
 
 void add_options(CLI::App& app, Options& o) {
@@ -145,6 +147,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--drain", o.drain, "seconds to wait for the last replies");
   app.add_option("--sign-threads", o.sign_threads, "threads signing the plan before the run");
   app.add_option("--out", o.out_dir, "report folder (report.txt, report.json, SVG plots)");
+  app.add_option("--targets", o.targets_csv,
+                 "host:port,... where the sending and subscribing connections go, in turn (a "
+                 "cluster's nodes; --host/--port/--admin-port name the primary, which funds the "
+                 "traders)");
 }
 
 // The helpers below return "" or what went wrong.
@@ -242,6 +248,47 @@ std::string fund_traders(const Options& o, const api::SecretKey& op, int64_t op_
   return "";
 }
 
+// --targets: "host:port,host:port".
+std::string parse_targets(Options& o) {
+  size_t p = 0;
+  while (p < o.targets_csv.size()) {
+    const size_t end = std::min(o.targets_csv.find(',', p), o.targets_csv.size());
+    const std::string t = o.targets_csv.substr(p, end - p);
+    const size_t colon = t.rfind(':');
+    const int port = colon == std::string::npos ? 0 : std::atoi(t.c_str() + colon + 1);
+    if (port <= 0 || port > 65535) return "--targets: '" + t + "' is not host:port";
+    o.targets.emplace_back(t.substr(0, colon), port);
+    p = end + 1;
+  }
+  return "";
+}
+
+int64_t applied_seq(const std::string& host, int port) {
+  HttpResult r = http_call(host, port, http::verb::get, "/health/ready");
+  simdjson::dom::parser parser;
+  int64_t seq = -1;
+  if (r.error.empty() && parser.parse(r.body)["applied_seq"].get(seq) != simdjson::SUCCESS)
+    seq = -1;
+  return seq;
+}
+
+// Every target has applied what the primary had once the traders were funded (their deposits):
+// a follower checks a trader's first tx against its own state.
+std::string wait_for_targets(const Options& o) {
+  if (o.targets.empty()) return "";
+  const int64_t want = applied_seq(o.host, o.port);
+  if (want < 0) return "/health/ready of " + o.host + ":" + std::to_string(o.port) + " failed";
+  for (const auto& [host, port] : o.targets) {
+    int64_t got = -1;
+    for (int i = 0; i < 300 && (got = applied_seq(host, port)) < want; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (got < want)
+      return "target " + host + ":" + std::to_string(port) + " has applied seq " +
+             std::to_string(got) + ", not the primary's " + std::to_string(want) + " after 30 s";
+  }
+  return "";
+}
+
 // The scenario's txs, each signed before the clock starts.
 std::string make_plan(const Options& o, std::vector<load::Trader>& traders,
                       const load::MarketInfo& mi, std::vector<load::Planned>& plan) {
@@ -281,6 +328,7 @@ int run_and_report(const Options& o, const load::MarketInfo& mi,
   load::RunConfig rc;
   rc.host = o.host;
   rc.port = o.port;
+  rc.targets = o.targets;
   rc.connections = o.connections;
   rc.subscribers = o.subscribers;
   rc.market = mi.id;
@@ -296,6 +344,11 @@ int run_and_report(const Options& o, const load::MarketInfo& mi,
   meta.connections = o.connections;
   meta.subscribers = o.subscribers;
   meta.server = o.host + ":" + std::to_string(o.port);
+  if (!o.targets.empty()) {
+    meta.server = "";
+    for (const auto& [host, port] : o.targets)
+      meta.server += (meta.server.empty() ? "" : ",") + host + ":" + std::to_string(port);
+  }
   std::printf("%s", load::report_table(meta, res).c_str());
   if (std::string e = load::write_report(o.out_dir, meta, res); !e.empty()) return fail(e);
   std::printf(
@@ -319,6 +372,7 @@ int main(int argc, char** argv) {
     o.takers = std::min(o.takers, 2u);
   }
   if (o.scenario == "lobster" && o.lobster_file.empty()) return fail("--lobster FILE is required");
+  if (std::string e = parse_targets(o); !e.empty()) return fail(e);
   api::crypto_init();
 
   api::SecretKey op{};
@@ -331,6 +385,7 @@ int main(int argc, char** argv) {
   }
   std::vector<load::Trader> traders;
   if (std::string e = fund_traders(o, op, op_nonce, traders); !e.empty()) return fail(e);
+  if (std::string e = wait_for_targets(o); !e.empty()) return fail(e);
   std::vector<load::Planned> plan;
   if (std::string e = make_plan(o, traders, mi, plan); !e.empty()) return fail(e);
   return run_and_report(o, mi, plan, traders);

@@ -223,10 +223,14 @@ struct Conns {
 std::string connect_all(asio::io_context& io, Shared& sh, const std::vector<Trader>& traders,
                         Conns& conns) {
   const RunConfig& cfg = sh.cfg;
+  auto target = [&](unsigned i) {
+    return cfg.targets.empty() ? std::pair(cfg.host, cfg.port)
+                               : cfg.targets[i % cfg.targets.size()];
+  };
   const unsigned nsend = std::max(1u, cfg.connections);
   for (unsigned i = 0; i < nsend; ++i) {
     auto c = std::make_shared<Conn>(io, sh, false);
-    if (std::string e = c->connect(cfg.host, cfg.port); !e.empty()) return e;
+    if (std::string e = c->connect(target(i).first, target(i).second); !e.empty()) return e;
     conns.senders.push_back(c);
   }
   // Takers hear their fills on their sending connection.
@@ -237,7 +241,7 @@ std::string connect_all(asio::io_context& io, Shared& sh, const std::vector<Trad
   }
   for (unsigned i = 0; i < cfg.subscribers; ++i) {
     auto c = std::make_shared<Conn>(io, sh, true);
-    if (std::string e = c->connect(cfg.host, cfg.port); !e.empty()) return e;
+    if (std::string e = c->connect(target(i).first, target(i).second); !e.empty()) return e;
     const std::string m = std::to_string(cfg.market);
     c->send_owned(R"({"type":"subscribe","channel":"order_book/)" + m + "\"}");
     c->send_owned(R"({"type":"subscribe","channel":"trade/)" + m + "\"}");

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plan.hpp"
@@ -20,6 +21,8 @@ namespace tachyon::load {
 struct RunConfig {
   std::string host = "127.0.0.1";
   int port = 8080;
+  // Where the connections go, in turn (e.g. a cluster's replicas); empty: host:port.
+  std::vector<std::pair<std::string, int>> targets;
   unsigned connections = 4;   // sending connections (a trader always uses the same one)
   unsigned subscribers = 10;  // connections on order_book/trade/account_all
   MarketId market = 0;
