@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "tachyon/api/crypto.hpp"
+#include "tachyon/cluster/commitments.hpp"
 #include "tachyon/cluster/snapshot_stream.hpp"
 #include "tachyon/codec/codec.hpp"
 #include "tachyon/core/clock.hpp"
@@ -51,6 +52,7 @@ Status connect(const Config& c, std::unique_ptr<cluster::NatsLink>& link) {
   for (int i = 0; i < 100; ++i) {
     made = cluster::ensure_stream(*link);
     if (made.ok()) made = cluster::ensure_snapshot_stream(*link);
+    if (made.ok()) made = cluster::ensure_commitment_stream(*link);
     if (made.ok()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -307,6 +309,7 @@ void ClusterNode::follow_until_stopped(uint32_t ring, api::ApiShared& shared, ui
     const int64_t now = realtime_ns();
     if (now - tail_ns > 500'000'000) {
       look_at_tail();
+      if (!check_commitments()) return;
       tail_ns = now;
     }
     if (now - lease_ns < lease_every) continue;
@@ -369,8 +372,11 @@ void ClusterNode::lead_loop() {
   const auto lease = std::chrono::milliseconds(cfg_.lease_ms);
   const bool waits = cfg_.durability == store::Durability::kReplicated;
   bool away = false;
+  published_block_ = shared_->current_height();  // a restart: its last ones again
+  published_block_ -= std::min<uint64_t>(published_block_, 16);
   while (!stop_.load(std::memory_order_acquire)) {
     std::this_thread::sleep_for(lease / 3);
+    publish_commitments();
     cluster::Lease::Result r = lease_->renew(me_);
     if (r == cluster::Lease::Result::kLost && lease_->holder().empty()) r = lease_->try_take(me_);
     if (r == cluster::Lease::Result::kHeld) {
@@ -396,6 +402,46 @@ void ClusterNode::lead_loop() {
       away = true;
     }
   }
+}
+
+// The primary: the blocks its committer committed since the last round, for followers to check.
+void ClusterNode::publish_commitments() {
+  for (const codec::BlockCommitment& b : shared_->blocks(published_block_ + 1, 256)) {
+    const cluster::PublishedBlock p{b.first_seq, b.last_seq,
+                                    codec::to_hex(b.commitment.data(), b.commitment.size())};
+    if (!cluster::publish_commitment(*link_, b.block, p).ok()) return;  // again next round
+    published_block_ = b.block;
+  }
+}
+
+// A follower: its newest commitments against the primary's. A block the primary has not
+// published yet is looked at again next round, until it is 64 blocks old (a primary's restart
+// leaves a few unpublished). Equal seqs and another commitment: this node's state diverged, it
+// stops (false). Other seqs: a failover cut the old primary's block short; not comparable.
+bool ClusterNode::check_commitments() {
+  const uint64_t height = shared_->current_height();
+  if (checked_block_ == 0) checked_block_ = height;  // from start on
+  for (const codec::BlockCommitment& b : shared_->blocks(checked_block_ + 1, 64)) {
+    cluster::PublishedBlock p;
+    bool found = false;
+    if (!cluster::published_commitment(*link_, b.block, p, found).ok()) return true;
+    if (!found && b.block + 64 > height) return true;  // not yet
+    checked_block_ = b.block;
+    if (!found) continue;
+    const std::string mine = codec::to_hex(b.commitment.data(), b.commitment.size());
+    if (p.first_seq != b.first_seq || p.last_seq != b.last_seq) {
+      spdlog::warn(
+          "cluster: block {} holds seqs {}-{} here and {}-{} on the primary that "
+          "published it (a failover cut it short); not compared",
+          b.block, b.first_seq, b.last_seq, p.first_seq, p.last_seq);
+    } else if (p.commitment != mine) {
+      fail("block " + std::to_string(b.block) + " (seqs " + std::to_string(b.first_seq) + "-" +
+           std::to_string(b.last_seq) + "): this node's commitment " + mine +
+           " differs from the primary's " + p.commitment + ": its state diverged");
+      return false;
+    }
+  }
+  return true;
 }
 
 void ClusterNode::snapshot_written(const std::string& path, uint64_t seq) {

@@ -95,6 +95,8 @@ class ClusterNode {
   void look_at_tail();
   void reopen(const Status& why);
   void snapshot_loop();
+  void publish_commitments();
+  bool check_commitments();
   void set_holder(const std::string& h);
   void fail(const std::string& why);
 
@@ -110,6 +112,8 @@ class ClusterNode {
   api::ApiShared* shared_ = nullptr;
   std::atomic<uint32_t> next_worker_{0};    // the worker for the next forwarded request
   std::atomic<uint64_t> forwarded_txs_{0};  // taken from followers (a primary's count)
+  uint64_t published_block_ = 0;            // cluster thread: the primary's last block published
+  uint64_t checked_block_ = 0;              // cluster thread: the follower's last block checked
   // The newest snapshot to publish; the "snapshot" thread publishes it.
   std::thread snap_thread_;
   std::condition_variable snap_cv_;

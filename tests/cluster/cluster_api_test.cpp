@@ -4,7 +4,7 @@
 // answers equal it; a replica restarted mid-stream resumes from its own journal; a replica
 // forwards the txs it checked to the primary and refuses forged and malformed ones itself.
 //
-// TACHYON_CLUSTER_TXS (default 20000) sets how many txs the primary sequences.
+// TACHYON_CLUSTER_TXS (default 50000) sets how many txs the primary sequences.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -21,6 +21,7 @@
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/tx_info.hpp"
+#include "tachyon/cluster/commitments.hpp"
 #include "tachyon/cluster/nats.hpp"
 #include "tachyon/store/commit.hpp"
 
@@ -35,7 +36,7 @@ using testing::WsClient;
 
 uint64_t cluster_txs() {
   const char* e = std::getenv("TACHYON_CLUSTER_TXS");
-  return e != nullptr ? std::strtoull(e, nullptr, 10) : 20000;
+  return e != nullptr ? std::strtoull(e, nullptr, 10) : 50000;
 }
 
 int64_t ready_field(Server& s, const char* cluster_key) {
@@ -193,6 +194,56 @@ TEST(Cluster, a_replica_with_an_empty_data_dir_starts_from_the_clusters_snapshot
   wait_applied(replica, std::strtoull(end.c_str(), nullptr, 10));
   ASSERT_EQ(replica.stop(), 0) << replica.log();
   EXPECT_EQ(stopped_at(replica.log()), end);
+}
+
+int64_t height(Server& s) {
+  simdjson::dom::parser p;
+  int64_t h = -1;
+  if (p.parse(s.get("/api/v1/currentHeight").body)["height"].get_int64().get(h)) return -1;
+  return h;
+}
+
+// Every follower checks its block commitments against those the primary publishes: one that
+// differs (here a forged one, published after the primary's for the same block and seqs) stops
+// the follower with the reason.
+TEST(Cluster, a_follower_whose_commitment_differs_from_the_primarys_stops_and_says_why) {
+  NatsServers ns(1);
+  auto args = cluster_args(ns, "primary");
+  args.insert(args.end(), {"--durability", "replicated"});
+  Server primary(args);
+  Server replica(cluster_args(ns, "replica"));
+  ASSERT_TRUE(primary.ready()) << primary.log();
+  ASSERT_TRUE(replica.ready()) << replica.log();
+  testing::Trader t(7);
+  ASSERT_EQ(primary.deposit(t.account, 100'000'000'000, t.pk).status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the deposit's block sealed
+  const int64_t h = height(primary);
+  const uint64_t seq = applied(primary);
+  ASSERT_EQ(primary.send(t.order(0, false, 1000, 299000), t.sk).status, 200);  // block h + 1
+  std::unique_ptr<cluster::NatsLink> link;
+  cluster::NatsConfig nc;
+  nc.servers = {ns.url(0)};
+  ASSERT_TRUE(cluster::NatsLink::connect(nc, link).ok());
+  cluster::PublishedBlock real;
+  bool found = false;
+  for (int i = 0; i < 500 && !found; ++i) {
+    ASSERT_TRUE(cluster::published_commitment(*link, h + 1, real, found).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(found) << primary.log();
+  EXPECT_EQ(real.first_seq, seq + 1);
+  EXPECT_EQ(real.last_seq, seq + 1);
+  cluster::PublishedBlock forged = real;
+  forged.commitment = std::string(64, real.commitment[0] == '0' ? '1' : '0');
+  ASSERT_TRUE(cluster::publish_commitment(*link, h + 1, forged).ok());
+  // The next tx begins block h + 2: the replica commits h + 1 and checks it.
+  ASSERT_EQ(primary.send(t.order(0, false, 1000, 299001), t.sk).status, 200);
+  const std::string why = replica.wait_for_line("differs from the primary's", 30000);
+  ASSERT_NE(why, "") << replica.log();
+  EXPECT_NE(why.find("block " + std::to_string(h + 1) + " (seqs"), std::string::npos) << why;
+  EXPECT_NE(why.find(forged.commitment), std::string::npos) << why;
+  EXPECT_EQ(replica.wait_exit(), 3) << replica.log();
+  EXPECT_EQ(primary.stop(), 0) << primary.log();
 }
 
 // A primary (replicated durability unless said otherwise) and a replica, each in a fresh data
