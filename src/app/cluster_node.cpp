@@ -246,6 +246,21 @@ void ClusterNode::look_at_tail() {
   if (s.ok()) stream_last_seq_.store(tail.last_tx_seq, std::memory_order_relaxed);
 }
 
+// A consumer that delivers nothing while the stream is ahead of this node for 3 s (a lost
+// subscription the client library did not notice) is opened again after the last tx applied.
+void ClusterNode::watch_for_stall(int64_t now) {
+  const uint64_t at = followed_seq_.load(std::memory_order_relaxed);
+  if (at != progress_seq_ || stream_last_seq_.load(std::memory_order_relaxed) <= at) {
+    progress_seq_ = at;
+    progress_ns_ = now;
+    return;
+  }
+  if (now - progress_ns_ < 3'000'000'000) return;
+  progress_ns_ = now;
+  reopen(
+      Status::error("no message for 3 s while the stream is ahead of seq " + std::to_string(at)));
+}
+
 // The results of followed txs, in order: each goes into the api's tx index as the primary's
 // did (looked up by hash on any node).
 void ClusterNode::take_results(uint32_t ring, api::ApiShared& shared) {
@@ -310,6 +325,7 @@ void ClusterNode::follow_until_stopped(uint32_t ring, api::ApiShared& shared, ui
     if (now - tail_ns > 500'000'000) {
       look_at_tail();
       if (!check_commitments()) return;
+      watch_for_stall(now);
       tail_ns = now;
     }
     if (now - lease_ns < lease_every) continue;

@@ -97,6 +97,7 @@ class ClusterNode {
   void snapshot_loop();
   void publish_commitments();
   bool check_commitments();
+  void watch_for_stall(int64_t now_ns);
   void set_holder(const std::string& h);
   void fail(const std::string& why);
 
@@ -114,6 +115,8 @@ class ClusterNode {
   std::atomic<uint64_t> forwarded_txs_{0};  // taken from followers (a primary's count)
   uint64_t published_block_ = 0;            // cluster thread: the primary's last block published
   uint64_t checked_block_ = 0;              // cluster thread: the follower's last block checked
+  uint64_t progress_seq_ = 0;               // cluster thread: followed_seq_ when it last moved...
+  int64_t progress_ns_ = 0;                 // ...and when
   // The newest snapshot to publish; the "snapshot" thread publishes it.
   std::thread snap_thread_;
   std::condition_variable snap_cv_;

@@ -60,6 +60,21 @@ struct Primary {
   std::unique_ptr<store::Journal> journal;
 };
 
+// Waits, up to 60 s, until the primary's journal made `seq` durable; says why not when it did not.
+::testing::AssertionResult durable_within(Primary& p, uint64_t seq) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (p.journal->durable_seq() < seq && !p.journal->failed() &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (p.journal->durable_seq() >= seq) return ::testing::AssertionSuccess();
+  const auto st = p.pub->stats();
+  return ::testing::AssertionFailure()
+         << "seq " << seq << " not durable: durable " << p.journal->durable_seq() << ", stored "
+         << st.replicated_seq << " in " << st.messages << " messages, waiting " << st.waiting_ms
+         << " ms, fenced " << st.fenced << ", last error '" << st.last_error << "', journal "
+         << (p.journal->failed() ? p.journal->failure() : std::string("ok"));
+}
+
 // Every tx of the stream, through a follower, into a fresh engine; returns its state hash.
 uint64_t follow_all(cluster::NatsLink& link, uint64_t through, uint64_t* txs = nullptr) {
   std::unique_ptr<cluster::StreamFollower> f;
@@ -73,7 +88,20 @@ uint64_t follow_all(cluster::NatsLink& link, uint64_t through, uint64_t* txs = n
   Engine e;
   NullSink sink;
   uint64_t n = 0;
+  // Bounded: a consumer that delivers nothing for 5 s is opened again; nothing for 60 s fails.
+  auto progress = std::chrono::steady_clock::now(), reopened = progress;
+  uint64_t progress_seq = 0;
   while (f->last_seq() < through) {
+    const auto now = std::chrono::steady_clock::now();
+    if (f->last_seq() != progress_seq) progress_seq = f->last_seq(), progress = reopened = now;
+    if (now - progress > std::chrono::seconds(60)) {
+      ADD_FAILURE() << "the stream delivered nothing for 60 s at seq " << f->last_seq();
+      break;
+    }
+    if (now - reopened > std::chrono::seconds(5)) {
+      reopened = now;
+      if (!cluster::StreamFollower::open(link, f->last_seq(), f).ok()) continue;
+    }
     bool got = false;
     const Status r = f->next(
         1000,
@@ -84,7 +112,7 @@ uint64_t follow_all(cluster::NatsLink& link, uint64_t through, uint64_t* txs = n
         got);
     if (!r.ok() && !f->damaged()) {  // NATS away: read again from where it stopped
       const uint64_t at = f->last_seq();
-      while (!cluster::StreamFollower::open(link, at, f).ok())
+      if (!cluster::StreamFollower::open(link, at, f).ok())
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
@@ -137,7 +165,7 @@ TEST(JournalStream, a_follower_rebuilds_the_primary_state_from_what_it_acknowled
       const uint64_t durable = p.journal->durable_seq();
       ASSERT_LE(durable, p.pub->stats().replicated_seq);
     }
-    ASSERT_TRUE(p.journal->wait_durable(kTxs));
+    ASSERT_TRUE(durable_within(p, kTxs));
     const auto st = p.pub->stats();
     EXPECT_EQ(st.replicated_seq, kTxs);
     EXPECT_LT(st.messages, kTxs / 4) << "group commits are coalesced, not one message per tx";
@@ -161,7 +189,7 @@ TEST(JournalStream, acknowledgements_pause_while_nats_is_away_and_resume_with_no
   StreamReplayer feed(11);
   Primary p(*link, dir.path(), "a");
   for (int i = 0; i < 3000; ++i) p.journal->append(feed.step());
-  ASSERT_TRUE(p.journal->wait_durable(3000));
+  ASSERT_TRUE(durable_within(p, 3000));
   ns.kill(0);
   for (int i = 0; i < 3000; ++i) p.journal->append(feed.step());
   // Written and synced here, but not stored by the stream: not acknowledged, while the publisher
@@ -172,7 +200,7 @@ TEST(JournalStream, acknowledgements_pause_while_nats_is_away_and_resume_with_no
   EXPECT_NE(p.pub->stats().last_error.find("publishing seqs 3001-"), std::string::npos)
       << p.pub->stats().last_error;
   ns.start(0);
-  ASSERT_TRUE(p.journal->wait_durable(6000));  // resumes by itself
+  ASSERT_TRUE(durable_within(p, 6000));  // resumes by itself
   EXPECT_FALSE(p.journal->failed());
   auto reader = link_to(ns);
   EXPECT_EQ(follow_all(*reader, 6000), feed.engine().state_hash());
@@ -188,7 +216,7 @@ TEST(JournalStream, a_writer_the_stream_moved_past_is_fenced_and_acknowledges_no
   Primary a(*link, a_dir.path(), "a");
   Primary b(*link, b_dir.path(), "b");
   for (int i = 0; i < 500; ++i) a.journal->append(a_feed.step());
-  ASSERT_TRUE(a.journal->wait_durable(500));
+  ASSERT_TRUE(durable_within(a, 500));
   for (int i = 0; i < 500; ++i) b.journal->append(b_feed.step());
   EXPECT_FALSE(b.journal->wait_durable(500));
   EXPECT_TRUE(b.journal->failed());
@@ -218,12 +246,12 @@ TEST(JournalStream, three_servers_survive_the_stream_leader_killed) {
   StreamReplayer feed(5);
   Primary p(*link, dir.path(), "a");
   for (int i = 0; i < 2000; ++i) p.journal->append(feed.step());
-  ASSERT_TRUE(p.journal->wait_durable(2000));
+  ASSERT_TRUE(durable_within(p, 2000));
   const int leader = stream_leader(*link);
   ASSERT_GE(leader, 0);
   ns.kill(leader);
   for (int i = 0; i < 2000; ++i) p.journal->append(feed.step());
-  ASSERT_TRUE(p.journal->wait_durable(4000));
+  ASSERT_TRUE(durable_within(p, 4000));
   EXPECT_FALSE(p.journal->failed());
   EXPECT_EQ(follow_all(*link, 4000), feed.engine().state_hash());
   expect_contiguous(ranges(*link), 4000);
@@ -238,20 +266,20 @@ TEST(JournalStream, three_servers_with_a_follower_killed_then_all_killed_lose_no
   StreamReplayer feed(9);
   Primary p(*link, dir.path(), "a");
   for (int i = 0; i < 1000; ++i) p.journal->append(feed.step());
-  ASSERT_TRUE(p.journal->wait_durable(1000));
+  ASSERT_TRUE(durable_within(p, 1000));
   const int leader = stream_leader(*link);
   ASSERT_GE(leader, 0);
   const int follower = (leader + 1) % 3;
   ns.kill(follower);
   for (int i = 0; i < 1000; ++i) p.journal->append(feed.step());
-  ASSERT_TRUE(p.journal->wait_durable(2000));
+  ASSERT_TRUE(durable_within(p, 2000));
   ns.start(follower);
   for (int n = 0; n < 3; ++n) ns.kill(n);
   for (int i = 0; i < 1000; ++i) p.journal->append(feed.step());
   while (p.pub->stats().retries < 2) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(p.journal->durable_seq(), 2000u);  // written and synced here, not stored there
   for (int n = 0; n < 3; ++n) ns.start(n);
-  ASSERT_TRUE(p.journal->wait_durable(3000));  // resumes by itself once a leader is elected
+  ASSERT_TRUE(durable_within(p, 3000));  // resumes by itself once a leader is elected
   EXPECT_FALSE(p.journal->failed());
   EXPECT_EQ(follow_all(*link, 3000), feed.engine().state_hash());
   expect_contiguous(ranges(*link), 3000);
