@@ -93,10 +93,11 @@ Status ClusterNode::bootstrap(const Config& c) {
   return Status();
 }
 
-Status ClusterNode::open(const Config& c, uint64_t recovered_seq,
+Status ClusterNode::open(const Config& c, uint64_t recovered_seq, api::PublicKey& operator_key,
                          std::unique_ptr<ClusterNode>& out) {
   std::unique_ptr<ClusterNode> n(new ClusterNode(c));
   if (Status s = connect(c, n->link_); !s.ok()) return s;
+  if (Status s = n->agree_operator_key(operator_key); !s.ok()) return s;
   if (Status s = cluster::Lease::open(*n->link_, static_cast<int>(c.lease_ms), n->lease_); !s.ok())
     return s;
   n->me_ = c.node_name.empty() ? c.listen_address + ":" + std::to_string(c.port) : c.node_name;
@@ -109,6 +110,23 @@ Status ClusterNode::open(const Config& c, uint64_t recovered_seq,
 }
 
 ClusterNode::~ClusterNode() { stop(); }
+
+Status ClusterNode::agree_operator_key(api::PublicKey& pk) {
+  const std::string mine = api::to_hex(pk.data(), pk.size());
+  std::string theirs;
+  const bool primary = cfg_.role == "primary";
+  if (Status s = cluster::cluster_operator_key(*link_, mine, primary, theirs); !s.ok()) return s;
+  if (theirs.empty() || theirs == mine) return Status();
+  if (primary || !cfg_.operator_pubkey.empty()) {
+    return Status::error("this node's operator key " + mine + " is not the cluster's " + theirs +
+                         ": give every node the same server.operator_pubkey (a primary signs "
+                         "with the operator.key of its data dir)");
+  }
+  if (!api::from_hex(theirs, pk.data(), pk.size()))
+    return Status::error("the cluster's operator key is not 64 hex characters: " + theirs);
+  spdlog::info("operator key: the cluster's ({}), not the one this data dir made", theirs);
+  return Status();
+}
 
 // A lease still held (by another primary, or by this node before a restart) lapses within the
 // lease time unless renewed: wait that long, twice over, before saying who holds it.

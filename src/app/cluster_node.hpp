@@ -38,8 +38,12 @@ class ClusterNode {
   // node's journal (recovery left it at `recovered_seq`) against the stream. A primary first
   // takes the lease (waiting for a lapsed holder's to expire) and refuses a stream past its
   // journal (another primary wrote it: start this node as a standby); a follower refuses a
-  // journal past the stream (it holds txs the cluster never stored).
-  static Status open(const Config& c, uint64_t recovered_seq, std::unique_ptr<ClusterNode>& out);
+  // journal past the stream (it holds txs the cluster never stored). Every node checks admin txs
+  // against the cluster's operator key: a primary records its own when none is recorded; a
+  // follower whose key pair its data dir made takes the cluster's (`operator_key` is set to it);
+  // a node whose key differs otherwise (configured, or a primary's) refuses to start.
+  static Status open(const Config& c, uint64_t recovered_seq, api::PublicKey& operator_key,
+                     std::unique_ptr<ClusterNode>& out);
   // Before recovery, a follower whose data dir is empty (no snapshot, no journal) fetches the
   // cluster's newest snapshot into it (cluster/snapshot_stream.hpp): it then starts from that
   // snapshot and reads the stream after it. A cluster without a snapshot: nothing is fetched.
@@ -81,6 +85,7 @@ class ClusterNode {
   Status open_primary(uint64_t recovered_seq);
   Status open_follower(uint64_t recovered_seq);
   Status take_lease_at_start();
+  Status agree_operator_key(api::PublicKey& pk);
   Status publish_backlog(uint64_t stream_last_tx, uint64_t recovered_seq);
   void follow_loop(uint32_t ring, api::ApiShared& shared, uint32_t chain_id);
   void follow_until_stopped(uint32_t ring, api::ApiShared& shared, uint32_t chain_id);

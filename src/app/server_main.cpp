@@ -349,7 +349,7 @@ bool open_store(const app::Config& c, const Recovered& rec, Server& srv) {
     return false;
   }
   if (c.role != "single") {
-    if (Status s = app::ClusterNode::open(c, rec.rep.last_seq, srv.cluster); !s.ok()) {
+    if (Status s = app::ClusterNode::open(c, rec.rep.last_seq, srv.op_key, srv.cluster); !s.ok()) {
       spdlog::critical("cluster ({}): {}", c.role, s.message());
       return false;
     }

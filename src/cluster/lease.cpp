@@ -56,6 +56,39 @@ Lease::Result Lease::look() {
   return Result::kTaken;
 }
 
+Status cluster_operator_key(NatsLink& link, const std::string& mine, bool record,
+                            std::string& cluster) {
+  const std::string bucket = link.config().stream + "_CONFIG";
+  kvStore* kv = nullptr;
+  natsStatus s = js_KeyValue(&kv, link.js(), bucket.c_str());
+  if (s != NATS_OK) {
+    kvConfig kc;
+    kvConfig_Init(&kc);
+    kc.Bucket = bucket.c_str();
+    kc.History = 1;
+    kc.Replicas = link.config().replicas;
+    s = js_CreateKeyValue(&kv, link.js(), &kc);
+    if (s != NATS_OK) return nats_error("config bucket " + bucket, s);
+  }
+  uint64_t rev = 0;
+  if (record && kvStore_CreateString(&rev, kv, "operator", mine.c_str()) == NATS_OK) {
+    cluster = mine;
+    kvStore_Destroy(kv);
+    return Status();
+  }
+  kvEntry* e = nullptr;
+  s = kvStore_Get(&e, kv, "operator");
+  kvStore_Destroy(kv);
+  if (s == NATS_NOT_FOUND) {
+    cluster.clear();
+    return Status();
+  }
+  if (s != NATS_OK) return nats_error("the cluster's operator key", s);
+  cluster = kvEntry_ValueString(e);
+  kvEntry_Destroy(e);
+  return Status();
+}
+
 Lease::Result Lease::renew(const std::string& me) {
   uint64_t rev = 0;
   const natsStatus s = kvStore_UpdateString(&rev, kv_, kKey, me.c_str(), revision_);

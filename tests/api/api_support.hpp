@@ -202,6 +202,8 @@ class Server {
                     "&tx_info=" + urlencode(api::tx_info_json(tx, &sig)));
   }
   void set_operator_nonce(int64_t n) { operator_nonce_ = n; }
+  // Signs operator txs with `k` from now on (another node's key: a cluster's operator).
+  void use_operator_key(const api::SecretKey& k) { operator_ = k; }
   const api::SecretKey& operator_key() const { return operator_; }
 
  private:

@@ -211,5 +211,36 @@ TEST(Failover, a_primary_stopped_past_its_lease_is_fenced_and_steps_down) {
   journal_txs(sdir.path());  // consecutive seqs: nothing of the old primary's after the takeover
 }
 
+// Every node checks admin txs against the cluster's operator key: a standby whose data dir made
+// its own key pair takes the primary's, so after a takeover the operator's txs (signed with the
+// primary's key) are taken there; a node configured with another key refuses to start.
+TEST(Failover, every_node_checks_admin_txs_against_the_clusters_operator_key) {
+  NatsServers ns(1);
+  Server primary(args(ns, "primary"));
+  ASSERT_TRUE(primary.ready()) << primary.log();
+  Server standby(args(ns, "standby"));
+  ASSERT_TRUE(standby.ready()) << standby.log();
+  EXPECT_NE(standby.log().find("operator key: the cluster's"), std::string::npos) << standby.log();
+  {
+    api::PublicKey pk;
+    api::SecretKey sk;
+    api::keygen(pk, sk);
+    const testing::ConfigFile other(
+        {{"operator_pubkey = \"\"", "operator_pubkey = \"" + api::to_hex(pk.data(), 32) + "\""}});
+    std::vector<std::string> a = {"--role", "replica", "--nats", ns.urls_csv()};
+    for (const auto& c : other.args()) a.push_back(c);
+    Server replica(a);
+    EXPECT_FALSE(replica.ready());
+    EXPECT_EQ(replica.stop(), 2) << replica.log();
+    EXPECT_NE(replica.log().find("is not the cluster's"), std::string::npos) << replica.log();
+  }
+  ASSERT_EQ(primary.stop(), 0) << primary.log();
+  ASSERT_TRUE(becomes_primary(standby)) << standby.stop() << standby.log();
+  standby.use_operator_key(primary.operator_key());
+  Trader t(5);
+  EXPECT_EQ(standby.deposit(t.account, 1'000'000, t.pk).status, 200);
+  EXPECT_EQ(standby.stop(), 0) << standby.log();
+}
+
 }  // namespace
 }  // namespace tachyon

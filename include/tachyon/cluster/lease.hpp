@@ -48,4 +48,10 @@ class Lease {
   int lease_ms_ = 0;
 };
 
+// The operator's public key (hex) the cluster runs with, in the bucket "<stream>_CONFIG" (key
+// "operator", kept forever): with `record` (a primary) `mine` becomes the cluster's when none is
+// recorded yet. `cluster` gets the one recorded ("" when none is).
+Status cluster_operator_key(NatsLink& link, const std::string& mine, bool record,
+                            std::string& cluster);
+
 }  // namespace tachyon::cluster
