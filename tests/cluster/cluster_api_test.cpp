@@ -1,8 +1,10 @@
 // The cluster against the real server binary and a real nats-server: a primary under load
 // (replicated durability), a replica and a standby following the journal stream. Their block
-// commitments equal the primary's at every block, their state hash equals it, and their REST
-// answers equal it; a replica restarted mid-stream resumes from its own journal; a replica
-// forwards the txs it checked to the primary and refuses forged and malformed ones itself.
+// commitments equal the primary's at every block, their state hash equals it, and their REST and
+// WebSocket answers equal it; a replica restarted mid-stream resumes from its own journal, and
+// one started empty from the cluster's snapshot; a replica forwards the txs it checked to the
+// primary and refuses forged and malformed ones itself; a follower whose commitment differs from
+// the primary's stops.
 //
 // TACHYON_CLUSTER_TXS (default 50000) sets how many txs the primary sequences.
 #include <gtest/gtest.h>
@@ -90,6 +92,24 @@ void expect_same_commitments(const std::string& primary_dir, const std::string& 
   }
 }
 
+// A WebSocket channel's first frame, the state in it: a book's levels and checksum, or the
+// trades (the rest of a frame is the node's own: its offsets, nonces and send times).
+std::string ws_state(Server& s, const std::string& channel) {
+  WsClient c(s.port());
+  c.send(R"({"type":"subscribe","channel":")" + channel + "\"}");
+  const std::string kind = channel.substr(0, channel.find('/'));
+  const std::string f = c.recv_until("subscribed/" + kind);
+  simdjson::dom::parser p;
+  simdjson::dom::element e;
+  if (p.parse(f).get(e)) return "";
+  if (kind == "order_book") {
+    simdjson::dom::element b = e["order_book"];
+    return simdjson::minify(b["asks"]) + simdjson::minify(b["bids"]) +
+           simdjson::minify(b["checksum"]);
+  }
+  return simdjson::minify(e["trades"]) + simdjson::minify(e["liquidation_trades"]);
+}
+
 TEST(Cluster, followers_show_what_the_primary_shows_block_by_block) {
   NatsServers ns(1);
   TempDir pdir, rdir, sdir;
@@ -137,6 +157,10 @@ TEST(Cluster, followers_show_what_the_primary_shows_block_by_block) {
         "/api/v1/account?by=index&value=9"}) {
     EXPECT_EQ(without_book_nonce(replica.get(q).body), without_book_nonce(primary.get(q).body))
         << q;
+  }
+  for (const std::string ch : {"order_book/0", "order_book/1", "trade/0", "trade/1"}) {
+    EXPECT_EQ(ws_state(replica, ch), ws_state(primary, ch)) << ch;
+    EXPECT_GT(ws_state(primary, ch).size(), 10u) << ch;  // levels, trades
   }
   ASSERT_EQ(replica.stop(), 0) << replica.log();
   ASSERT_EQ(primary.stop(), 0) << primary.log();
