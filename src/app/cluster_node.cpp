@@ -287,6 +287,14 @@ void ClusterNode::take_results(uint32_t ring, api::ApiShared& shared) {
     const int64_t ms = tx.h.time_ns / 1'000'000;
     shared.remember_tx(
         hash, api::ApiShared::TxRecord{tx, r.seq, r.block, ms, ms, r.reject, r.order_index});
+    // The operator's next nonce, as the engine counts it (/admin/nextNonce, and this node's
+    // own once it takes over).
+    if (r.reject == Reject::kOk && is_operator_tx(tx.h.type) && !is_internal_tx(tx.h)) {
+      int64_t cur = shared.operator_nonce.load();
+      while (cur < tx.h.nonce + 1 &&
+             !shared.operator_nonce.compare_exchange_weak(cur, tx.h.nonce + 1)) {
+      }
+    }
     if (r.t_applied_ns > tx.h.time_ns)
       lag_ns_.record(static_cast<uint64_t>(r.t_applied_ns - tx.h.time_ns));
     in_flight_.pop_front();  // (tx and hash refer into it)

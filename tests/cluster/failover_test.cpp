@@ -237,6 +237,9 @@ TEST(Failover, every_node_checks_admin_txs_against_the_clusters_operator_key) {
   ASSERT_EQ(primary.stop(), 0) << primary.log();
   ASSERT_TRUE(becomes_primary(standby)) << standby.stop() << standby.log();
   standby.use_operator_key(primary.operator_key());
+  // The operator's next nonce counts the txs the standby followed (the primary made 2 markets).
+  const HttpResult next = http(standby.admin_port(), "GET", "/admin/nextNonce");
+  EXPECT_NE(next.body.find("\"nonce\":2"), std::string::npos) << next.body;
   Trader t(5);
   EXPECT_EQ(standby.deposit(t.account, 1'000'000, t.pk).status, 200);
   EXPECT_EQ(standby.stop(), 0) << standby.log();
