@@ -1,5 +1,7 @@
 // WorkerLogic, REST side: routing as a table of routes, reads from the snapshots; sendTx /
 // sendTxBatch / dryRun go to send_tx.cpp.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -80,6 +82,7 @@ const WorkerLogic::Route WorkerLogic::kRoutes[] = {
     {true, false, "/admin/latency", &WorkerLogic::admin_latency},
     {true, false, "/admin/trace", &WorkerLogic::admin_trace},
     {true, false, "/admin/nextNonce", &WorkerLogic::admin_next_nonce},
+    {true, false, "/admin/process", &WorkerLogic::admin_process},
     {true, true, "/admin/snapshot", &WorkerLogic::admin_snapshot},
     {true, true, "/api/v1/sendTx", &WorkerLogic::post_tx},
     {false, false, "/", &WorkerLogic::get_root},
@@ -142,6 +145,12 @@ HttpReply WorkerLogic::admin_trace(RestCall& c) {
 
 HttpReply WorkerLogic::admin_next_nonce(RestCall& c) {
   c.w.obj().kv_i("code", 200).kv_i("nonce", shared_.operator_nonce.load()).end_obj();
+  return std::move(c.r);
+}
+
+// The server's process id, for a tool on the same machine that reads its /proc (tachyon-load).
+HttpReply WorkerLogic::admin_process(RestCall& c) {
+  c.w.obj().kv_i("code", 200).kv_i("pid", static_cast<int64_t>(::getpid())).end_obj();
   return std::move(c.r);
 }
 

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "plan.hpp"
@@ -114,7 +115,8 @@ struct Options {
   bool first_account_given = false;  // else the traders take the first free block from it on
   int64_t deposit_usdc = 10'000'000;
   size_t max_events = 0;
-  std::string targets_csv;                           // --targets
+  int server_pid = 0;       // 0: asked from the admin listener when the server is on this machine
+  std::string targets_csv;  // --targets
   std::vector<std::pair<std::string, int>> targets;  // parsed
 };
 
@@ -147,6 +149,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--drain", o.drain, "seconds to wait for the last replies");
   app.add_option("--sign-threads", o.sign_threads, "threads signing the plan before the run");
   app.add_option("--out", o.out_dir, "report folder (report.txt, report.json, SVG plots)");
+  app.add_option("--server-pid", o.server_pid,
+                 "the server's pid, to report its context switches and CPU per tx (default: "
+                 "asked from its admin listener when --host is this machine)");
   app.add_option("--targets", o.targets_csv,
                  "host:port,... where the sending and subscribing connections go, in turn (a "
                  "cluster's nodes; --host/--port/--admin-port name the primary, which funds the "
@@ -289,6 +294,26 @@ std::string wait_for_targets(const Options& o) {
   return "";
 }
 
+// The local server's counters before the run (--server-pid, or the pid its admin listener
+// gives); none for a server elsewhere.
+std::optional<load::ServerCost> server_cost(const Options& o) {
+  int pid = o.server_pid;
+  if (pid == 0 && (o.host == "127.0.0.1" || o.host == "localhost")) {
+    HttpResult r = http_call(o.host, o.admin_port, http::verb::get, "/admin/process");
+    simdjson::dom::parser parser;
+    int64_t p = 0;
+    if (r.status == 200 && parser.parse(r.body)["pid"].get(p) == simdjson::SUCCESS)
+      pid = static_cast<int>(p);
+  }
+  if (pid <= 0) return std::nullopt;
+  load::ServerCost c;
+  if (std::string e = load::read_server_cost(pid, c); !e.empty()) {
+    std::fprintf(stderr, "tachyon-load: the server's cost is not reported: %s\n", e.c_str());
+    return std::nullopt;
+  }
+  return c;
+}
+
 // The scenario's txs, each signed before the clock starts.
 std::string make_plan(const Options& o, std::vector<load::Trader>& traders,
                       const load::MarketInfo& mi, std::vector<load::Planned>& plan) {
@@ -325,6 +350,7 @@ std::string make_plan(const Options& o, std::vector<load::Trader>& traders,
 int run_and_report(const Options& o, const load::MarketInfo& mi,
                    const std::vector<load::Planned>& plan,
                    const std::vector<load::Trader>& traders) {
+  std::optional<load::ServerCost> before = server_cost(o);
   load::RunConfig rc;
   rc.host = o.host;
   rc.port = o.port;
@@ -343,6 +369,11 @@ int run_and_report(const Options& o, const load::MarketInfo& mi,
   meta.traders = static_cast<unsigned>(traders.size());
   meta.connections = o.connections;
   meta.subscribers = o.subscribers;
+  if (before) {
+    load::ServerCost after;
+    if (std::string e = load::read_server_cost(before->pid, after); e.empty())
+      meta.cost = load::cost_between(*before, after);
+  }
   meta.server = o.host + ":" + std::to_string(o.port);
   if (!o.targets.empty()) {
     meta.server = "";

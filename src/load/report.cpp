@@ -1,6 +1,8 @@
 #include "report.hpp"
 
+#include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +44,49 @@ double achieved(const RunResult& r) {
   return r.seconds > 0 ? double(r.acked_ok + r.rejected) / r.seconds : 0;
 }
 
+uint64_t answered(const RunResult& r) { return r.acked_ok + r.rejected; }
+
+double per_tx(double v, uint64_t txs) { return txs == 0 ? 0 : v / double(txs); }
+__int128 hundredths(double v) { return static_cast<__int128>(std::llround(v * 100)); }
+
+// The server's context switches and CPU per answered tx, in all and thread by thread (busiest
+// first).
+std::string cost_table(const ServerCost& c, uint64_t txs) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "\n  server pid %d: %.2f context switches and %.0f us CPU per answered tx\n"
+                "  %-34s %10s %9s\n",
+                int(c.pid), per_tx(double(c.process.switches), txs),
+                per_tx(c.process.cpu_s * 1e6, txs), "thread", "switches", "cpu us");
+  out += line;
+  std::vector<std::pair<std::string, ThreadCost>> rows(c.threads.begin(), c.threads.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.cpu_s > b.second.cpu_s; });
+  for (const auto& [name, t] : rows) {
+    if (t.switches == 0 && t.cpu_s == 0) continue;
+    std::snprintf(line, sizeof line, "  %-34s %10.2f %9.1f\n", name.c_str(),
+                  per_tx(double(t.switches), txs), per_tx(t.cpu_s * 1e6, txs));
+    out += line;
+  }
+  return out;
+}
+
+void cost_json(api::JsonWriter& w, const ServerCost& c, uint64_t txs) {
+  w.key("server_cost").obj().kv_i("pid", c.pid);
+  w.key("switches_per_tx").dec_num(hundredths(per_tx(double(c.process.switches), txs)), 2);
+  w.key("cpu_us_per_tx").dec_num(hundredths(per_tx(c.process.cpu_s * 1e6, txs)), 2);
+  w.key("threads").obj();
+  for (const auto& [name, t] : c.threads) {
+    w.key(name)
+        .obj()
+        .key("switches_per_tx")
+        .dec_num(hundredths(per_tx(double(t.switches), txs)), 2);
+    w.key("cpu_us_per_tx").dec_num(hundredths(per_tx(t.cpu_s * 1e6, txs)), 2).end_obj();
+  }
+  w.end_obj().end_obj();
+}
+
 }  // namespace
 
 std::string report_table(const ReportMeta& m, const RunResult& r) {
@@ -81,6 +126,7 @@ std::string report_table(const ReportMeta& m, const RunResult& r) {
     std::snprintf(line, sizeof line, "  protocol errors: %" PRIu64 "\n", r.protocol_errors);
     out += line;
   }
+  if (m.cost) out += cost_table(*m.cost, answered(r));
   return out;
 }
 
@@ -121,7 +167,9 @@ std::string report_json(const ReportMeta& m, const RunResult& r) {
     w.kv_i("ack_p99_us", static_cast<int64_t>(h.quantile(0.99) / 1000));
     w.kv_i("ack_max_us", static_cast<int64_t>(h.max / 1000)).end_obj();
   }
-  w.end_arr().end_obj();
+  w.end_arr();
+  if (m.cost) cost_json(w, *m.cost, answered(r));
+  w.end_obj();
   s += '\n';
   return s;
 }

@@ -1,9 +1,11 @@
 #pragma once
 // tachyon-load's report: a table for people, JSON for machines, and SVG plots (ack latency over
 // time, percentile distributions of ack, fill and freshness) so a person can look, not read.
+#include <optional>
 #include <string>
 
 #include "runner.hpp"
+#include "server_stats.hpp"
 
 namespace tachyon::load {
 
@@ -13,6 +15,7 @@ struct ReportMeta {
   size_t planned = 0;
   unsigned traders = 0, connections = 0, subscribers = 0;
   std::string server;
+  std::optional<ServerCost> cost;  // what the run cost a local server (--server-pid)
 };
 
 std::string report_table(const ReportMeta& m, const RunResult& r);

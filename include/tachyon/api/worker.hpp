@@ -268,6 +268,7 @@ class WorkerLogic {
   HttpReply admin_latency(RestCall& c);
   HttpReply admin_trace(RestCall& c);
   HttpReply admin_next_nonce(RestCall& c);
+  HttpReply admin_process(RestCall& c);
   HttpReply admin_snapshot(RestCall& c);
   HttpReply post_tx(RestCall& c);
   HttpReply post_tx_batch(RestCall& c);

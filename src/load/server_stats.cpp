@@ -1,0 +1,84 @@
+// The server's cost from /proc (server_stats.hpp).
+#include "server_stats.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tachyon::load {
+
+namespace {
+
+// utime + stime (fields 14 and 15 of stat, after the parenthesized name), in seconds.
+bool cpu_of(const std::string& stat_path, double& out) {
+  std::ifstream in(stat_path);
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  out = double(utime + stime) / double(::sysconf(_SC_CLK_TCK));
+  return true;
+}
+
+// The thread's name and its voluntary + nonvoluntary context switches, from its status file.
+bool switches_of(const std::string& status_path, std::string& name, uint64_t& out) {
+  std::ifstream in(status_path);
+  if (!in) return false;
+  out = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Name:", 0) == 0) name = line.substr(line.find_first_not_of(" \t", 5));
+    if (line.find("ctxt_switches:") != std::string::npos)
+      out += std::stoull(line.substr(line.find(':') + 1));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string read_server_cost(pid_t pid, ServerCost& out) {
+  out = ServerCost{};
+  out.pid = pid;
+  const std::string root = "/proc/" + std::to_string(pid);
+  if (!cpu_of(root + "/stat", out.process.cpu_s))
+    return "no process " + std::to_string(pid) + " to measure (--server-pid)";
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator(root + "/task", ec)) {
+    std::string name;
+    uint64_t sw = 0;
+    double cpu = 0;
+    if (!switches_of(t.path().string() + "/status", name, sw) ||
+        !cpu_of(t.path().string() + "/stat", cpu))
+      continue;  // it exited meanwhile
+    ThreadCost& c = out.threads[name];
+    c.switches += sw;
+    c.cpu_s += cpu;
+    out.process.switches += sw;
+  }
+  if (ec) return "reading " + root + "/task: " + ec.message();
+  return "";
+}
+
+ServerCost cost_between(const ServerCost& before, const ServerCost& after) {
+  ServerCost d;
+  d.pid = after.pid;
+  for (const auto& [name, a] : after.threads) {
+    const auto it = before.threads.find(name);
+    const ThreadCost b = it == before.threads.end() ? ThreadCost{} : it->second;
+    d.threads[name] =
+        ThreadCost{a.switches - std::min(a.switches, b.switches), std::max(0.0, a.cpu_s - b.cpu_s)};
+  }
+  d.process.cpu_s = std::max(0.0, after.process.cpu_s - before.process.cpu_s);
+  for (const auto& [name, c] : d.threads) d.process.switches += c.switches;
+  return d;
+}
+
+}  // namespace tachyon::load

@@ -1,0 +1,29 @@
+#pragma once
+// What a run cost a server on the same machine, from /proc (docs/PERFORMANCE.md "The server under
+// load"): context switches (voluntary + involuntary) and CPU (user + system) of each thread,
+// threads of one name summed ("api-0", "sequencer", "apply", ...), and of the whole process.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace tachyon::load {
+
+struct ThreadCost {
+  uint64_t switches = 0;
+  double cpu_s = 0;
+};
+
+struct ServerCost {
+  pid_t pid = 0;
+  std::map<std::string, ThreadCost> threads;  // by thread name
+  ThreadCost process;  // every thread, those that exited included (CPU; switches: live threads)
+};
+
+// The server's counters now; "" or why they cannot be read (no such process, not ours).
+std::string read_server_cost(pid_t pid, ServerCost& out);
+// after - before, thread by thread (a thread that started meanwhile counts whole).
+ServerCost cost_between(const ServerCost& before, const ServerCost& after);
+
+}  // namespace tachyon::load
