@@ -91,6 +91,21 @@ TEST_F(LoadE2E, mixed_load_is_answered_in_full_with_fills_freshness_and_plots) {
     EXPECT_EQ(slurp(out + "/" + f).rfind("<svg", 0), 0u) << f;
   }
   EXPECT_NE(slurp(out + "/report.txt").find("ack (due -> reply)"), std::string::npos);
+  // What the run cost the server, read from its /proc (its pid from the admin listener).
+  simdjson::dom::element cost = r["server_cost"];
+  EXPECT_EQ(num(cost, "pid"), server_.pid());
+  double total = 0, sum = 0;
+  ASSERT_EQ(cost["cpu_us_per_tx"].get_double().get(total), simdjson::SUCCESS);
+  for (const char* t : {"sequencer", "apply", "api-0", "api-1"}) {
+    double cpu = 0, sw = 0;
+    ASSERT_EQ(cost["threads"][t]["cpu_us_per_tx"].get_double().get(cpu), simdjson::SUCCESS) << t;
+    ASSERT_EQ(cost["threads"][t]["switches_per_tx"].get_double().get(sw), simdjson::SUCCESS) << t;
+    EXPECT_GT(sw, 0) << t;  // each of them waits for work at this rate
+    sum += cpu;
+  }
+  EXPECT_GT(sum, 0);
+  EXPECT_GE(total + 1, sum);  // the process's CPU holds every thread's
+  EXPECT_NE(slurp(out + "/report.txt").find("context switches and"), std::string::npos);
   // The server counted the same txs.
   const HttpResult m = http(server_.admin_port(), "GET", "/metrics");
   EXPECT_NE(m.body.find("tachyon_txs_total{type=\"create_order\",result=\"ok\"}"),
