@@ -421,6 +421,8 @@ TEST(Cluster, a_primary_refuses_to_start_behind_the_stream) {
     args.insert(args.end(), {"--durability", "replicated"});
     Server first(args);
     ASSERT_TRUE(first.ready()) << first.log();
+    const api::SecretKey& sk = first.operator_key();  // the cluster's: the second one's too
+    std::ofstream(other.path() + "/operator.key") << api::to_hex(sk.data(), sk.size()) << "\n";
   }
   // A second primary with an empty journal: the stream holds txs it does not.
   auto args = cluster_args(ns, "primary");
