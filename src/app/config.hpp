@@ -50,7 +50,7 @@ struct Config {
   uint32_t max_connections = 10000;
   EngineConfig engine;
   uint32_t funding_sample_ms = 60'000;  // the server's funding tick (premium sample); 0 = off
-  std::string wait_strategy = "spin_then_park";
+  std::string wait_strategy = "park";
   std::string apply_wait_strategy;       // empty: wait_strategy
   uint32_t apply_keep_warm_rounds = 64;  // a spinning apply thread's cache warming; 0: off
   uint32_t apply_batch_updates = 0;      // a batch ends at the first tx boundary past this; 0: 4096
