@@ -607,13 +607,9 @@ void ClusterNode::status(api::JsonWriter& w) const {
     w.kv_i("replicated_seq", static_cast<int64_t>(st.replicated_seq));
     w.kv_i("replication_wait_ms", st.waiting_ms).kv_b("fenced", st.fenced);
   } else {
-    const uint64_t applied = pipeline_ != nullptr ? pipeline_->applied_seq() : 0;
-    const uint64_t end = stream_last_seq_.load(std::memory_order_relaxed);
-    const uint64_t lag = end > applied ? end - applied : 0;
-    const int64_t t = followed_time_ns_.load(std::memory_order_relaxed);
-    w.kv_i("stream_last_seq", static_cast<int64_t>(end));
-    w.kv_i("lag_txs", static_cast<int64_t>(lag));
-    w.kv_i("lag_ms", lag == 0 || t == 0 ? 0 : (realtime_ns() - t) / 1'000'000);
+    w.kv_i("stream_last_seq",
+           static_cast<int64_t>(stream_last_seq_.load(std::memory_order_relaxed)));
+    w.kv_i("lag_txs", static_cast<int64_t>(lag_txs())).kv_i("lag_ms", lag_ms());
     w.kv_b("stale", stale_.load(std::memory_order_relaxed));
     // Since start: the primary executed a tx -> this node published it.
     const HistogramSnapshot h = lag_ns_.snapshot();
@@ -622,6 +618,17 @@ void ClusterNode::status(api::JsonWriter& w) const {
     w.kv_i("p99", static_cast<int64_t>(h.quantile(0.99) / 1000)).end_obj();
   }
   w.end_obj();
+}
+
+uint64_t ClusterNode::lag_txs() const {
+  const uint64_t applied = pipeline_ != nullptr ? pipeline_->applied_seq() : 0;
+  const uint64_t end = stream_last_seq_.load(std::memory_order_relaxed);
+  return end > applied ? end - applied : 0;
+}
+
+int64_t ClusterNode::lag_ms() const {
+  const int64_t t = followed_time_ns_.load(std::memory_order_relaxed);
+  return lag_txs() == 0 || t == 0 ? 0 : (realtime_ns() - t) / 1'000'000;
 }
 
 void ClusterNode::register_metrics(obs::Registry& r) const {
@@ -636,11 +643,10 @@ void ClusterNode::register_metrics(obs::Registry& r) const {
                return primary() && publisher_ ? double(publisher_->stats().waiting_ms) : 0.0;
              });
   r.gauge_fn("tachyon_cluster_lag_txs", "Follower: txs on the stream not yet applied here", "",
-             [this] {
-               const uint64_t end = stream_last_seq_.load(std::memory_order_relaxed);
-               const uint64_t applied = pipeline_ != nullptr ? pipeline_->applied_seq() : 0;
-               return primary() || end <= applied ? 0.0 : double(end - applied);
-             });
+             [this] { return primary() ? 0.0 : double(lag_txs()); });
+  r.gauge_fn("tachyon_cluster_lag_ms",
+             "Follower: how long ago the primary executed the last tx applied here, while behind",
+             "", [this] { return primary() ? 0.0 : double(lag_ms()); });
   r.counter_fn("tachyon_cluster_forwarded_txs",
                "Primary: txs taken from followers (checked there, forwarded over NATS)", "",
                [this] { return double(forwarded_txs_.load(std::memory_order_relaxed)); });

@@ -103,6 +103,8 @@ class ClusterNode {
   void publish_commitments();
   bool check_commitments();
   void watch_for_stall(int64_t now_ns);
+  uint64_t lag_txs() const;  // a follower's: stream txs not applied here yet
+  int64_t lag_ms() const;    // ...and how old the last one applied is, while behind
   void set_holder(const std::string& h);
   void fail(const std::string& why);
 
