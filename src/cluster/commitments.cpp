@@ -17,30 +17,8 @@ std::string block_subject(const NatsLink& l, uint64_t block) {
 }  // namespace
 
 Status ensure_commitment_stream(NatsLink& link) {
-  const std::string name = blocks_stream(link);
   const std::string subject = "tachyon." + link.config().stream + ".blocks.*";
-  jsStreamInfo* si = nullptr;
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_GetStreamInfo(&si, link.js(), name.c_str(), nullptr, &jerr);
-  if (s == NATS_OK) {
-    jsStreamInfo_Destroy(si);
-    return Status();
-  }
-  if (jerr != JSStreamNotFoundErr) return nats_error("stream info of " + name, s, jerr);
-  jsStreamConfig sc;
-  jsStreamConfig_Init(&sc);
-  const char* subjects[] = {subject.c_str()};
-  sc.Name = name.c_str();
-  sc.Subjects = subjects;
-  sc.SubjectsLen = 1;
-  sc.Storage = js_FileStorage;
-  sc.Replicas = link.config().replicas;
-  sc.MaxMsgs = 1'000'000;
-  s = js_AddStream(&si, link.js(), &sc, nullptr, &jerr);
-  if (s != NATS_OK && jerr != JSStreamNameExistErr)
-    return nats_error("creating stream " + name, s, jerr);
-  if (si != nullptr) jsStreamInfo_Destroy(si);
-  return Status();
+  return ensure_stream(link, StreamSpec{blocks_stream(link), subject, 1'000'000});
 }
 
 Status publish_commitment(NatsLink& link, uint64_t block, const PublishedBlock& b) {

@@ -111,30 +111,35 @@ bool NatsLink::connected() const {
   return natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED;
 }
 
-Status ensure_stream(NatsLink& link) {
-  const NatsConfig& c = link.config();
+Status ensure_stream(NatsLink& link, const StreamSpec& spec) {
   jsStreamInfo* si = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_GetStreamInfo(&si, link.js(), c.stream.c_str(), nullptr, &jerr);
+  natsStatus s = js_GetStreamInfo(&si, link.js(), spec.name.c_str(), nullptr, &jerr);
   if (s == NATS_OK) {
     jsStreamInfo_Destroy(si);
     return Status();
   }
-  if (jerr != JSStreamNotFoundErr) return nats_error("stream info of " + c.stream, s, jerr);
+  if (jerr != JSStreamNotFoundErr) return nats_error("stream info of " + spec.name, s, jerr);
   jsStreamConfig sc;
   jsStreamConfig_Init(&sc);
-  const char* subjects[] = {c.subject.c_str()};
-  sc.Name = c.stream.c_str();
+  const char* subjects[] = {spec.subject.c_str()};
+  sc.Name = spec.name.c_str();
   sc.Subjects = subjects;
   sc.SubjectsLen = 1;
   sc.Storage = js_FileStorage;
-  sc.Replicas = c.replicas;
-  sc.Duplicates = kDuplicateWindowNs;
+  sc.Replicas = link.config().replicas;
+  sc.MaxMsgs = spec.max_msgs;
+  if (spec.duplicates_ns != 0) sc.Duplicates = spec.duplicates_ns;
   s = js_AddStream(&si, link.js(), &sc, nullptr, &jerr);
   if (s != NATS_OK && jerr != JSStreamNameExistErr)  // another node made it meanwhile: fine
-    return nats_error("creating stream " + c.stream, s, jerr);
+    return nats_error("creating stream " + spec.name, s, jerr);
   if (si != nullptr) jsStreamInfo_Destroy(si);
   return Status();
+}
+
+Status ensure_stream(NatsLink& link) {
+  const NatsConfig& c = link.config();
+  return ensure_stream(link, StreamSpec{c.stream, c.subject, -1, kDuplicateWindowNs});
 }
 
 Status read_tail(NatsLink& link, StreamTail& out) {

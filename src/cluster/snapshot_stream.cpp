@@ -97,28 +97,7 @@ Status newest_complete(NatsLink& link, MsgPtr& last) {
 }  // namespace
 
 Status ensure_snapshot_stream(NatsLink& link) {
-  const std::string name = snap_stream(link), subject = snap_subject(link);
-  jsStreamInfo* si = nullptr;
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_GetStreamInfo(&si, link.js(), name.c_str(), nullptr, &jerr);
-  if (s == NATS_OK) {
-    jsStreamInfo_Destroy(si);
-    return Status();
-  }
-  if (jerr != JSStreamNotFoundErr) return nats_error("stream info of " + name, s, jerr);
-  jsStreamConfig sc;
-  jsStreamConfig_Init(&sc);
-  const char* subjects[] = {subject.c_str()};
-  sc.Name = name.c_str();
-  sc.Subjects = subjects;
-  sc.SubjectsLen = 1;
-  sc.Storage = js_FileStorage;
-  sc.Replicas = link.config().replicas;
-  s = js_AddStream(&si, link.js(), &sc, nullptr, &jerr);
-  if (s != NATS_OK && jerr != JSStreamNameExistErr)
-    return nats_error("creating stream " + name, s, jerr);
-  if (si != nullptr) jsStreamInfo_Destroy(si);
-  return Status();
+  return ensure_stream(link, StreamSpec{snap_stream(link), snap_subject(link)});
 }
 
 Status publish_snapshot(NatsLink& link, const std::string& path, uint64_t seq) {

@@ -266,6 +266,20 @@ struct Trader {
   }
 };
 
+// The WebSocket message that arms a cancel-on-disconnect of all `t`'s orders: a signed
+// CancelAllOrders with a skip-nonce (1 << 40), valid whenever it fires.
+inline std::string cancel_on_disconnect_message(const Trader& t) {
+  Tx cancel;
+  cancel.h.type = TxType::kCancelAllOrders;
+  cancel.h.account = t.account;
+  cancel.h.nonce = int64_t{1} << 40;
+  cancel.h.flags = kTxFlagSkipNonce;
+  cancel.cancel_all.market = kAllMarkets;
+  const api::Signature sig = api::sign_tx(cancel, 304, t.sk);
+  return R"({"type":"cancel_on_disconnect","id":"cod","data":{"tx_type":16,"tx_info":)" +
+         api::tx_info_json(cancel, &sig) + "}}";
+}
+
 // Damages a file the way a bad disk would: one byte in the middle flipped.
 inline void flip_middle_byte(const std::string& path) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);

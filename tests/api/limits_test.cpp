@@ -207,15 +207,7 @@ TEST(Extras, cancel_on_disconnect_cancels_the_sessions_orders_as_a_journaled_tx)
   WsClient watcher(s.port());  // sees the account change when the cancel executes
   {
     WsClient c(s.port());
-    Tx cancel;
-    cancel.h.type = TxType::kCancelAllOrders;
-    cancel.h.account = t.account;
-    cancel.h.nonce = int64_t{1} << 40;  // skip-nonce: valid whenever it fires
-    cancel.h.flags = kTxFlagSkipNonce;
-    cancel.cancel_all.market = kAllMarkets;
-    const api::Signature sig = api::sign_tx(cancel, 304, t.sk);
-    c.send(R"({"type":"cancel_on_disconnect","id":"cod","data":{"tx_type":16,"tx_info":)" +
-           api::tx_info_json(cancel, &sig) + "}}");
+    c.send(cancel_on_disconnect_message(t));
     EXPECT_NE(c.recv_until("cancel_on_disconnect").find("\"status\":\"armed\""), std::string::npos);
     ASSERT_EQ(s.send(t.order(0, true, 1000, 301000), t.sk).status, 200);
     ASSERT_EQ(s.send(t.order(0, false, 1000, 299000), t.sk).status, 200);

@@ -384,15 +384,7 @@ TEST(Cluster, a_replica_forwards_checked_txs_and_answers_once_it_applied_them) {
   // drops.
   {
     WsClient c(replica.port());
-    Tx cancel;
-    cancel.h.type = TxType::kCancelAllOrders;
-    cancel.h.account = t.account;
-    cancel.h.nonce = int64_t{1} << 40;  // skip-nonce: valid whenever it fires
-    cancel.h.flags = kTxFlagSkipNonce;
-    cancel.cancel_all.market = kAllMarkets;
-    const api::Signature sig = api::sign_tx(cancel, 304, t.sk);
-    c.send(R"({"type":"cancel_on_disconnect","id":"cod","data":{"tx_type":16,"tx_info":)" +
-           api::tx_info_json(cancel, &sig) + "}}");
+    c.send(testing::cancel_on_disconnect_message(t));
     EXPECT_NE(c.recv_until("cancel_on_disconnect").find("\"status\":\"armed\""), std::string::npos);
     c.close();
   }

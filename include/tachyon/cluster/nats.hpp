@@ -58,8 +58,15 @@ class NatsLink {
 // "what: <libnats's text> (JetStream error N)" for a failed call.
 Status nats_error(const std::string& what, int status, int js_code = 0);
 
-// Creates the journal stream when it does not exist (file storage, cfg.replicas, a two-minute
-// de-duplication window); an existing one is used as it is.
+// A stream of the cluster's: file storage with the link's replicas.
+struct StreamSpec {
+  std::string name, subject;
+  int64_t max_msgs = -1;      // the oldest go beyond this (-1: no limit)
+  int64_t duplicates_ns = 0;  // the de-duplication window (0: JetStream's default)
+};
+// Creates the stream when it does not exist; an existing one is used as it is.
+Status ensure_stream(NatsLink& link, const StreamSpec& spec);
+// The journal stream (cfg.stream on cfg.subject, a two-minute de-duplication window).
 Status ensure_stream(NatsLink& link);
 
 // The stream's last message: its stream seq, and the last tx seq it holds (0, 0: empty).
