@@ -65,8 +65,11 @@ void WorkerLogic::forwarded_answer(const std::vector<Tx>& txs,
                                    std::string body, ReplyFn done) {
   TACHYON_OWNER_ONLY(owner_);
   const PrimaryAnswer a = status > 0 ? read_answer(body) : PrimaryAnswer{};
+  // Accepted txs keep their nonces reserved until this node applied them (its view's nonce lags
+  // until then); refused ones free theirs at once.
+  const bool wait = status == 200 && a.seq != 0 && pipe_.applied_seq() < a.seq;
   for (const Tx& tx : txs) {
-    shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce, status == 200);
+    if (!wait) shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce, status == 200);
     shared_.metrics.tx_result(static_cast<int>(tx.h.type),
                               status > 0 ? static_cast<uint32_t>(a.code) : 23004u);
   }
@@ -85,12 +88,12 @@ void WorkerLogic::forwarded_answer(const std::vector<Tx>& txs,
   HttpReply r;
   r.status = status;
   r.body = std::move(body);
-  if (a.seq == 0 || pipe_.applied_seq() >= a.seq) {
+  if (!wait) {
     done(std::move(r));
     return;
   }
   awaiting_.push_back(
-      Awaiting{a.seq, realtime_ns() + kReadYourWritesWaitNs, std::move(r), std::move(done)});
+      Awaiting{a.seq, realtime_ns() + kReadYourWritesWaitNs, std::move(r), std::move(done), txs});
 }
 
 void WorkerLogic::release_awaiting(bool expire) {
@@ -102,6 +105,8 @@ void WorkerLogic::release_awaiting(bool expire) {
       ++it;
       continue;
     }
+    for (const Tx& tx : it->txs)
+      shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce, true);
     it->done(std::move(it->reply));
     it = awaiting_.erase(it);
   }

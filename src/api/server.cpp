@@ -12,6 +12,7 @@
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <deque>
+#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -338,6 +339,9 @@ struct ApiServer::Impl {
   ApiShared& shared;
   pipe::Front& pipe;
   std::vector<std::unique_ptr<Worker>> workers;
+  // ApiShared::post_to_worker against stop(): nothing is posted once the workers are stopped.
+  std::mutex post_mu;
+  bool stopped = false;  // guarded by post_mu
   std::unique_ptr<tcp::acceptor> pub, admin;
   uint32_t next = 0;
   int port = 0, admin_port = 0;
@@ -431,6 +435,8 @@ Status ApiServer::start() {
     for (auto& w : d.workers) w->ring();
   });
   d.shared.post_to_worker = [&d](uint32_t i, std::function<void(WorkerLogic&)> f) {
+    std::lock_guard lk(d.post_mu);
+    if (d.stopped) return;  // the server stops: nobody is left to answer
     Worker& w = *d.workers[i % d.workers.size()];
     asio::post(w.ioc, [&w, f = std::move(f)] { f(w.logic); });
   };
@@ -466,6 +472,10 @@ void ApiServer::stop() {
   }
   // A short grace period for those replies to be written, then stop.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    std::lock_guard lk(d.post_mu);
+    d.stopped = true;
+  }
   for (auto& w : d.workers) w->ioc.stop();
   for (auto& w : d.workers) {
     if (w->thread.joinable()) w->thread.join();

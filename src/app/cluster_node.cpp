@@ -80,8 +80,13 @@ Status ClusterNode::bootstrap(const Config& c) {
   uint64_t seq = 0, bytes = 0;
   std::error_code ec;
   std::filesystem::create_directories(c.data_dir, ec);
-  if (Status s = cluster::fetch_snapshot(*link, c.data_dir, seq, bytes); !s.ok())
-    return Status::error("fetching the cluster's snapshot: " + s.message());
+  Status got;
+  for (int attempt = 0; attempt < 5; ++attempt) {  // the primary may be purging or writing one
+    if ((got = cluster::fetch_snapshot(*link, c.data_dir, seq, bytes)).ok()) break;
+    spdlog::warn("cluster: fetching the cluster's snapshot: {}; again in 1 s", got.message());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  if (!got.ok()) return Status::error("fetching the cluster's snapshot: " + got.message());
   if (seq == 0) {
     spdlog::info("cluster: no snapshot in the cluster yet; this node reads the stream from seq 1");
     return Status();
@@ -362,8 +367,7 @@ void ClusterNode::follow_until_stopped(uint32_t ring, api::ApiShared& shared, ui
     }
     const cluster::Lease::Result r = lease_->try_take(me_);
     if (r == cluster::Lease::Result::kHeld) {
-      take_over(ring, shared, chain_id, cookie);
-      lead_loop();
+      if (take_over(ring, shared, chain_id, cookie)) lead_loop();
       return;
     }
     if (r == cluster::Lease::Result::kTaken) set_holder(lease_->holder());
@@ -373,22 +377,26 @@ void ClusterNode::follow_until_stopped(uint32_t ring, api::ApiShared& shared, ui
 // The lease lapsed and this standby holds it now: it applies the stream to its end, then its
 // journal publishes and its pipeline sequences from the next seq. A primary the stream moved
 // past during these steps fences this one off (its first publish is refused) and it steps down.
-void ClusterNode::take_over(uint32_t ring, api::ApiShared& shared, uint32_t chain_id,
+bool ClusterNode::take_over(uint32_t ring, api::ApiShared& shared, uint32_t chain_id,
                             uint64_t& cookie) {
-  spdlog::warn("cluster: taking over as primary (the lease lapsed; last holder: {})",
-               holder_.empty() ? "unknown" : holder_);
+  {
+    std::lock_guard lk(mu_);
+    spdlog::warn("cluster: taking over as primary (the lease lapsed; last holder: {})",
+                 holder_.empty() ? "unknown" : holder_);
+  }
   cluster::StreamTail tail;
   while (!cluster::read_tail(*link_, tail).ok()) {
-    if (stop_.load()) return;
+    if (stop_.load()) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   while (followed_seq_.load() < tail.last_tx_seq && !stop_.load()) {
-    if (!follow_step(ring, shared, chain_id, cookie)) return;
+    if (!follow_step(ring, shared, chain_id, cookie)) return false;
   }
   while (!in_flight_.empty() && !stop_.load()) {  // every followed tx applied and indexed
     take_results(ring, shared);
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+  if (stop_.load()) return false;
   publisher_ = std::make_unique<cluster::JournalPublisher>(
       *link_,
       cluster::JournalPublisher::Config{tail.stream_seq, node_term(cfg_), tail.last_tx_seq});
@@ -401,6 +409,7 @@ void ClusterNode::take_over(uint32_t ring, api::ApiShared& shared, uint32_t chai
   set_holder(me_);
   spdlog::warn("cluster: primary from seq {} on (stream seq {})", tail.last_tx_seq + 1,
                tail.stream_seq);
+  return true;
 }
 
 // The primary's lease, renewed every third of the lease time. Taken by another node, it steps
@@ -418,7 +427,7 @@ void ClusterNode::lead_loop() {
   published_block_ -= std::min<uint64_t>(published_block_, 16);
   while (!stop_.load(std::memory_order_acquire)) {
     std::this_thread::sleep_for(lease / 3);
-    publish_commitments();
+    if (forwarder_) forwarder_->expire(realtime_ns());  // a standby's, sent before it took over
     cluster::Lease::Result r = lease_->renew(me_);
     if (r == cluster::Lease::Result::kLost && lease_->holder().empty()) r = lease_->try_take(me_);
     if (r == cluster::Lease::Result::kHeld) {
@@ -443,12 +452,15 @@ void ClusterNode::lead_loop() {
       }
       away = true;
     }
+    if (!away) publish_commitments(realtime_ns() + int64_t{cfg_.lease_ms} * 1'000'000 / 6);
   }
 }
 
-// The primary: the blocks its committer committed since the last round, for followers to check.
-void ClusterNode::publish_commitments() {
+// The primary: the blocks its committer committed since the last round, for followers to check,
+// until `until_ns` (the lease's renewal comes first; the rest goes next round).
+void ClusterNode::publish_commitments(int64_t until_ns) {
   for (const codec::BlockCommitment& b : shared_->blocks(published_block_ + 1, 256)) {
+    if (realtime_ns() > until_ns) return;
     const cluster::PublishedBlock p{b.first_seq, b.last_seq,
                                     codec::to_hex(b.commitment.data(), b.commitment.size())};
     if (!cluster::publish_commitment(*link_, b.block, p).ok()) return;  // again next round
@@ -513,7 +525,7 @@ void ClusterNode::snapshot_loop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (stop_.load() || !primary()) continue;
     const auto t0 = std::chrono::steady_clock::now();
-    if (Status s = cluster::publish_snapshot(*link_, path, seq); !s.ok()) {
+    if (Status s = cluster::publish_snapshot(*link_, path, seq, &stop_); !s.ok()) {
       spdlog::warn("cluster: the snapshot at seq {} is not published: {}", seq, s.message());
       continue;
     }
@@ -560,6 +572,7 @@ void ClusterNode::reopen(const Status& why) {
   for (int wait_ms = 100; !stop_.load(std::memory_order_acquire);
        wait_ms = std::min(wait_ms * 2, 2000)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    forwarder_->expire(realtime_ns());  // NATS away: forwarded txs time out meanwhile too
     std::unique_ptr<cluster::StreamFollower> f;
     if (cluster::StreamFollower::open(*link_, followed_seq_.load(), f).ok()) {
       follower_ = std::move(f);
@@ -668,6 +681,8 @@ void ClusterNode::stop_following() {
   if (snap_thread_.joinable()) snap_thread_.join();
   if (thread_.joinable()) thread_.join();
   tx_service_.reset();
+  // Forwarded txs still unanswered: their outcome is unknown (the workers still run to say so).
+  if (forwarder_) forwarder_->expire(INT64_MAX);
 }
 
 // The api workers are stopped: the forwarder's last answers go nowhere.

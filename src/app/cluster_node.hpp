@@ -92,7 +92,8 @@ class ClusterNode {
   // One wait for the stream's next message; false once following failed for good.
   bool follow_step(uint32_t ring, api::ApiShared& shared, uint32_t chain_id, uint64_t& cookie);
   void take_results(uint32_t ring, api::ApiShared& shared);
-  void take_over(uint32_t ring, api::ApiShared& shared, uint32_t chain_id, uint64_t& cookie);
+  // False when it stopped first (stopping, or following failed): it is not the primary.
+  bool take_over(uint32_t ring, api::ApiShared& shared, uint32_t chain_id, uint64_t& cookie);
   void lead_loop();
   // The primary takes the txs followers forward, on the api workers in turn.
   void serve_forwarded();
@@ -100,7 +101,7 @@ class ClusterNode {
   void look_at_tail();
   void reopen(const Status& why);
   void snapshot_loop();
-  void publish_commitments();
+  void publish_commitments(int64_t until_ns);
   bool check_commitments();
   void watch_for_stall(int64_t now_ns);
   uint64_t lag_txs() const;  // a follower's: stream txs not applied here yet

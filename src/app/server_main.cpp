@@ -930,6 +930,18 @@ int shut_down(const app::Config& c, Server& srv, SnapshotScheduler& snapshots) {
   return 0;
 }
 
+// A failure while serving (exit 3): nothing more is answered, the threads stop in the order their
+// users need (the api, the cluster's following, the pipeline, the journal, the cluster's
+// publisher), and no snapshot or history is written: a restart recovers from the disk.
+void stop_after_failure(Server& srv) {
+  srv.shared->ready.store(false);
+  srv.api->stop();
+  if (srv.cluster) srv.cluster->stop_following();
+  srv.pipeline->stop();
+  srv.journal->close();
+  if (srv.cluster) srv.cluster->stop();
+}
+
 // recover -> build -> run -> shut down. Exit codes: 2 the server cannot start, 3 the journal or
 // the committer failed while serving, 4 the final snapshot failed.
 int serve(const app::Config& c) {
@@ -940,7 +952,10 @@ int serve(const app::Config& c) {
   if (!build(c, rec, srv)) return 2;
   SnapshotScheduler snapshots(c, srv, rec.rep.snapshot_seq);
   report_ready(c, start, rec, srv);
-  if (const int code = run(c, start, srv, snapshots); code != 0) return code;
+  if (const int code = run(c, start, srv, snapshots); code != 0) {
+    stop_after_failure(srv);
+    return code;
+  }
   return shut_down(c, srv, snapshots);
 }
 

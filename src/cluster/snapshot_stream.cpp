@@ -91,7 +91,11 @@ Status newest_complete(NatsLink& link, MsgPtr& last) {
   const uint64_t first = c.index == 0 ? natsMsg_GetSequence(m) : c.first;
   last.reset();
   if (first <= 1) return Status();
-  return get_msg(link, first - 1, last);
+  if (Status s = get_msg(link, first - 1, last); !s.ok()) return s;
+  const Chunk before = chunk_of(last.get());
+  if (before.count == 0 || before.index + 1 != before.count)
+    return Status::error("no complete snapshot on the stream (two are being written)");
+  return Status();
 }
 
 }  // namespace
@@ -100,7 +104,8 @@ Status ensure_snapshot_stream(NatsLink& link) {
   return ensure_stream(link, StreamSpec{snap_stream(link), snap_subject(link)});
 }
 
-Status publish_snapshot(NatsLink& link, const std::string& path, uint64_t seq) {
+Status publish_snapshot(NatsLink& link, const std::string& path, uint64_t seq,
+                        const std::atomic<bool>* stop) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return Status::error("opening " + path + ": " + std::strerror(errno));
   std::fseek(f, 0, SEEK_END);
@@ -111,6 +116,10 @@ Status publish_snapshot(NatsLink& link, const std::string& path, uint64_t seq) {
   uint64_t first = 0;
   Status st;
   for (uint64_t i = 0; i < count && st.ok(); ++i) {
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
+      st = Status::error("stopped");  // the chunks published stay an incomplete set: ignored
+      break;
+    }
     const size_t n = std::fread(buf.data(), 1, kChunkBytes, f);
     if (n == 0 && size != 0) {
       st = Status::error("reading " + path + ": it ended early");

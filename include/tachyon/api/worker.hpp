@@ -317,6 +317,7 @@ class WorkerLogic {
     int64_t deadline_ns;
     HttpReply reply;
     ReplyFn done;
+    std::vector<Tx> txs;  // their nonces stay reserved until then
   };
   std::deque<Awaiting> awaiting_;  // in the order the answers came (few: scanned whole)
   // Submits a dry-run-clean tx; `done` runs with the sequencer's result.

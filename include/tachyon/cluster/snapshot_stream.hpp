@@ -9,6 +9,7 @@
 // Tachyon-Snap-First (the stream seq of chunk 0). Once the last chunk is stored, the older
 // snapshots' chunks are purged: the stream holds the newest complete snapshot, and at most one
 // being written after it.
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -21,8 +22,10 @@ namespace tachyon::cluster {
 Status ensure_snapshot_stream(NatsLink& link);
 
 // Publishes the snapshot file at `path` (holding the state after tx `seq`), then purges the
-// older ones. The caller makes sure the journal stream holds every tx up to `seq`.
-Status publish_snapshot(NatsLink& link, const std::string& path, uint64_t seq);
+// older ones; gives up between two chunks once `stop` is set. The caller makes sure the journal
+// stream holds every tx up to `seq`.
+Status publish_snapshot(NatsLink& link, const std::string& path, uint64_t seq,
+                        const std::atomic<bool>* stop = nullptr);
 
 // The newest complete snapshot on the stream, written into `dir` under its usual name (synced,
 // all or nothing); `seq` 0 when the stream holds none.
