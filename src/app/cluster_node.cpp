@@ -121,6 +121,12 @@ Status ClusterNode::agree_operator_key(api::PublicKey& pk) {
   std::string theirs;
   const bool primary = cfg_.role == "primary";
   if (Status s = cluster::cluster_operator_key(*link_, mine, primary, theirs); !s.ok()) return s;
+  if (theirs.empty() && !primary) {
+    spdlog::warn(
+        "operator key: the cluster has none recorded yet (no primary started): this node checks "
+        "admin txs against its own ({}); start the primary first",
+        mine);
+  }
   if (theirs.empty() || theirs == mine) return Status();
   if (primary || !cfg_.operator_pubkey.empty()) {
     return Status::error("this node's operator key " + mine + " is not the cluster's " + theirs +
