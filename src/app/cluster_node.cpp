@@ -480,7 +480,10 @@ void ClusterNode::publish_commitments(int64_t until_ns) {
 // stops (false). Other seqs: a failover cut the old primary's block short; not comparable.
 bool ClusterNode::check_commitments() {
   const uint64_t height = shared_->current_height();
-  if (checked_block_ == 0) checked_block_ = height;  // from start on
+  if (!checking_) {  // the blocks committed from this node's start on
+    checking_ = true;
+    checked_block_ = height;
+  }
   for (const codec::BlockCommitment& b : shared_->blocks(checked_block_ + 1, 64)) {
     cluster::PublishedBlock p;
     bool found = false;

@@ -123,6 +123,7 @@ class ClusterNode {
   std::atomic<uint64_t> forwarded_txs_{0};  // taken from followers (a primary's count)
   uint64_t published_block_ = 0;            // cluster thread: the primary's last block published
   uint64_t checked_block_ = 0;              // cluster thread: the follower's last block checked
+  bool checking_ = false;                   // cluster thread: checked_block_ is set
   uint64_t progress_seq_ = 0;               // cluster thread: followed_seq_ when it last moved...
   int64_t progress_ns_ = 0;                 // ...and when
   // The newest snapshot to publish; the "snapshot" thread publishes it.
