@@ -161,7 +161,9 @@ void Pipeline::sequencer_loop() {
     if (work == 0 && stop_.load(std::memory_order_acquire) && !ingress_pending()) break;
     // seq_cst loads: the re-check after the Idler announced its sleep must not move before the
     // announcement (Doorbell: a ring in between is then never missed).
-    idler.idle(work, [&] { return ingress_pending() || stop_.load() || task_pending_.load(); });
+    idler.idle(
+        work, [&] { return ingress_pending() || stop_.load() || task_pending_.load(); },
+        seal_wait_us());
   }
   // (A follower leaves its block open: the stream's may go on past it.)
   if (txs_in_block_ > 0 && !followed_) output_.seal(block_++, realtime_ns());
@@ -224,13 +226,31 @@ void Pipeline::stamp(Tx& tx) {
 void Pipeline::maybe_seal_block(bool work, uint32_t& idle_rounds) {
   if (followed_) return;  // the stream's blocks end where its next one starts
   idle_rounds = work ? 0 : idle_rounds + 1;
-  const bool look = work || idle_rounds % 32 == 0 || idle_rounds > 256;
+  // Parked rounds end when something rang or the seal is due (seal_wait_us): each looks.
+  const bool look =
+      work || idle_rounds % 32 == 0 || idle_rounds > 256 || cfg_.wait == WaitStrategy::kPark;
   const int64_t interval_ns = int64_t{cfg_.block_interval_ms} * 1'000'000;
   if (txs_in_block_ > 0 && look && realtime_ns() - block_start_ns_ >= interval_ns) {
     output_.seal(block_, realtime_ns());
     ++block_;
     txs_in_block_ = 0;
   }
+}
+
+// How long a parked sequencer may sleep: until its open block's seal is due, else kParkedIdleUs
+// (a tx, a task or the stop rings it).
+long Pipeline::seal_wait_us() const {
+  if (followed_ || txs_in_block_ == 0) return kParkedIdleUs;
+  const int64_t due = block_start_ns_ + int64_t{cfg_.block_interval_ms} * 1'000'000;
+  return static_cast<long>(std::clamp<int64_t>((due - realtime_ns()) / 1000, 50, kParkedIdleUs));
+}
+
+// How long a parked apply thread may sleep: 1 ms while it polls (results held for a full worker
+// ring, retired book snapshots readers still hold, a batch waiting for its journal commit), else
+// kParkedIdleUs (updates, a commit and the stop ring it).
+long Pipeline::apply_wait_us() const {
+  const bool polling = !held_.empty() || batch_ > 0 || model_.collecting();
+  return polling ? 1000 : kParkedIdleUs;
 }
 
 void Pipeline::run_task() {
@@ -301,7 +321,8 @@ void Pipeline::apply_loop() {
       // Stops as soon as the next updates are in the ring: warming must not delay them.
       model_.keep_warm([this] { return apply_ring_->size_approx() > 0; });
     }
-    idler.idle(n + routed, [this] { return apply_work_waiting(); });
+    idler.idle(
+        n + routed, [this] { return apply_work_waiting(); }, apply_wait_us());
   }
 }
 

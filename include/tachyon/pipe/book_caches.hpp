@@ -49,6 +49,7 @@ class BookCaches {
   void publish_changed(uint64_t seq);
   // Apply thread: frees retired snapshots no reader holds any more (only books that hold some).
   void collect();
+  bool collecting() const { return !collect_pending_.empty(); }
   // Apply thread, idle: reads what the next batch most likely touches into this core's cache.
   void keep_warm(absl::FunctionRef<bool()> work_waiting);
 

@@ -173,6 +173,10 @@ class Pipeline final : public Front {
   // Stamps tx: as it came when following, else with the next seq, this block and now.
   void stamp(Tx& tx);
   void maybe_seal_block(bool work, uint32_t& idle_rounds);
+  // The most a parked thread sleeps when nothing it waits for is timed.
+  static constexpr long kParkedIdleUs = 50'000;
+  long seal_wait_us() const;   // sequencer thread
+  long apply_wait_us() const;  // apply thread
   void run_task();
   void apply_loop();
   size_t drain_durable(ApplyProbe& probe);

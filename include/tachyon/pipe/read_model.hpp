@@ -64,6 +64,7 @@ class ReadModel {
   void publish_final(int64_t now_ns);
   bool history_dirty() const { return read_.history_dirty(); }
   void collect() { books_.collect(); }
+  bool collecting() const { return books_.collecting(); }  // retired snapshots still held
   void keep_warm(absl::FunctionRef<bool()> work_waiting);
 
   // The owning thread is gone (the pipeline stopped): the next caller owns it.

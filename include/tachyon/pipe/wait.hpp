@@ -69,9 +69,11 @@ class Idler {
  public:
   Idler(WaitStrategy s, Doorbell& bell, uint32_t spin_rounds = 256)
       : s_(s), bell_(bell), spins_(spin_rounds) {}
-  // Call with how much work the last round did; may sleep until the doorbell rings.
+  // Call with how much work the last round did; may sleep until the doorbell rings, or
+  // `timeout_us` at most: until the caller's next timed duty (a producer that published rings,
+  // so nothing else needs a timer; the bound also caps what a lost wake-up would cost).
   template <typename HasWork>
-  void idle(size_t work_done, HasWork&& has_work) {
+  void idle(size_t work_done, HasWork&& has_work, long timeout_us = 1000) {
     if (work_done > 0) {
       idle_rounds_ = 0;
       return;
@@ -81,7 +83,7 @@ class Idler {
       _mm_pause();
       return;
     }
-    bell_.sleep(has_work, 1000);  // bounded: a lost wake-up costs at most 1 ms
+    bell_.sleep(has_work, timeout_us);
     idle_rounds_ = 0;
   }
 
