@@ -244,12 +244,7 @@ void WorkerLogic::on_sent_result(SendBatch& b, size_t i, const Tx& tx, const pip
                       ApiShared::TxRecord{tx, res.seq, res.block, res.t_recv_ns / 1'000'000,
                                           res.t_exec_ns / 1'000'000, res.reject, res.order_index});
   if (b.admin) {
-    if (res.reject == Reject::kOk) {
-      int64_t cur = shared_.operator_nonce.load();
-      while (cur < tx.h.nonce + 1 &&
-             !shared_.operator_nonce.compare_exchange_weak(cur, tx.h.nonce + 1)) {
-      }
-    }
+    if (res.reject == Reject::kOk) shared_.operator_nonce_used(tx.h.nonce);
   } else if (b.settles) {
     shared_.inflight.settle(tx.h.account, tx.h.api_key_index, tx.h.nonce,
                             res.reject == Reject::kOk);

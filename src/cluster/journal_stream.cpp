@@ -245,13 +245,8 @@ Status StreamFollower::next(int timeout_ms, const std::function<void(const Tx&)>
     stream_seq_ = meta->Sequence.Stream;
     jsMsgMetaData_Destroy(meta);
   }
-  const char* v = nullptr;
-  const uint64_t first = natsMsgHeader_Get(m, "Tachyon-First-Seq", &v) == NATS_OK && v != nullptr
-                             ? std::strtoull(v, nullptr, 10)
-                             : 0;
-  const uint64_t last = natsMsgHeader_Get(m, "Tachyon-Last-Seq", &v) == NATS_OK && v != nullptr
-                            ? std::strtoull(v, nullptr, 10)
-                            : 0;
+  const uint64_t first = header_u64(m, "Tachyon-First-Seq");
+  const uint64_t last = header_u64(m, "Tachyon-Last-Seq");
   Status st;
   if (first == 0 || last < first) {
     st =

@@ -16,12 +16,6 @@ namespace {
 
 constexpr int64_t kDuplicateWindowNs = 120'000'000'000;  // JetStream's default, made explicit
 
-uint64_t header_u64(natsMsg* m, const char* key) {
-  const char* v = nullptr;
-  if (natsMsgHeader_Get(m, key, &v) != NATS_OK || v == nullptr) return 0;
-  return std::strtoull(v, nullptr, 10);
-}
-
 // The tx range of the message at stream seq `seq`.
 Status range_at(NatsLink& link, uint64_t seq, BatchRange& out) {
   natsMsg* m = nullptr;
@@ -63,6 +57,12 @@ Status parse_servers(const std::string& csv, std::vector<std::string>& out) {
   }
   if (out.empty()) return Status::error("no NATS server given (e.g. nats://127.0.0.1:4222)");
   return Status();
+}
+
+uint64_t header_u64(natsMsg* m, const char* key) {
+  const char* v = nullptr;
+  if (natsMsgHeader_Get(m, key, &v) != NATS_OK || v == nullptr) return 0;
+  return std::strtoull(v, nullptr, 10);
 }
 
 Status nats_error(const std::string& what, int status, int js_code) {

@@ -1,9 +1,7 @@
 // The newest snapshot through JetStream (include/tachyon/cluster/snapshot_stream.hpp).
 #include "tachyon/cluster/snapshot_stream.hpp"
 
-#include <fcntl.h>
 #include <nats/nats.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -21,12 +19,6 @@ constexpr size_t kChunkBytes = 512 << 10;  // under JetStream's default 1 MiB pa
 
 std::string snap_stream(const NatsLink& l) { return l.config().stream + "_SNAP"; }
 std::string snap_subject(const NatsLink& l) { return "tachyon." + l.config().stream + ".snap"; }
-
-uint64_t header_u64(natsMsg* m, const char* key) {
-  const char* v = nullptr;
-  if (natsMsgHeader_Get(m, key, &v) != NATS_OK || v == nullptr) return 0;
-  return std::strtoull(v, nullptr, 10);
-}
 
 struct Chunk {
   uint64_t snap_seq = 0, index = 0, count = 0, crc = 0, first = 0;
@@ -147,8 +139,9 @@ Status fetch_snapshot(NatsLink& link, const std::string& dir, uint64_t& seq, uin
   const Chunk end = chunk_of(last.get());
   const uint64_t first = end.count == 1 ? natsMsg_GetSequence(last.get()) : end.first;
   const std::string path = store::snapshot_path(dir, end.snap_seq), tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::error("creating " + tmp + ": " + std::strerror(errno));
+  store::Disk& disk = store::posix_disk();
+  int fd = -1;
+  if (Status s = disk.open(tmp, store::OpenMode::kCreateTruncate, fd); !s.ok()) return s;
   Status st;
   for (uint64_t i = 0; i < end.count && st.ok(); ++i) {
     MsgPtr m(nullptr, &natsMsg_Destroy);
@@ -159,23 +152,18 @@ Status fetch_snapshot(NatsLink& link, const std::string& dir, uint64_t& seq, uin
     if (c.snap_seq != end.snap_seq || c.index != i || crc32c(data, n) != c.crc) {
       st = Status::error("snapshot chunk " + std::to_string(i) + " of seq " +
                          std::to_string(end.snap_seq) + " is damaged or out of place");
-    } else if (::write(fd, data, n) != static_cast<ssize_t>(n)) {
-      st = Status::error("writing " + tmp + ": " + std::strerror(errno));
+    } else {
+      st = disk.write(fd, data, n);
     }
     bytes += n;
   }
-  if (st.ok() && ::fdatasync(fd) != 0)
-    st = Status::error("syncing " + tmp + ": " + strerror(errno));
-  ::close(fd);
-  if (st.ok() && std::rename(tmp.c_str(), path.c_str()) != 0)
-    st = Status::error("renaming " + tmp + ": " + std::strerror(errno));
+  if (st.ok()) st = disk.sync(fd);
+  disk.close(fd);
+  if (st.ok()) st = disk.rename(tmp, path);
+  if (st.ok()) st = disk.sync_dir(dir);
   if (!st.ok()) {
-    ::unlink(tmp.c_str());
+    (void)disk.remove(tmp);
     return st;
-  }
-  if (const int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
-    (void)::fsync(d);
-    ::close(d);
   }
   seq = end.snap_seq;
   return Status();

@@ -227,6 +227,22 @@ int64_t height(Server& s) {
   return h;
 }
 
+// Waits (up to 30 s) until `s` committed the block holding tx `seq`.
+bool committed_through(Server& s, uint64_t seq) {
+  for (int i = 0; i < 1500; ++i) {
+    simdjson::dom::parser p;
+    simdjson::dom::element e;
+    const int64_t h = height(s);
+    int64_t last = 0;
+    if (h > 0 &&
+        !p.parse(s.get("/api/v1/block?by=height&value=" + std::to_string(h)).body).get(e) &&
+        !e["blocks"].at(0)["last_seq"].get_int64().get(last) && uint64_t(last) >= seq)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 // Every follower checks its block commitments against those the primary publishes: one that
 // differs (here a forged one, published after the primary's for the same block and seqs) stops
 // the follower with the reason.
@@ -240,9 +256,10 @@ TEST(Cluster, a_follower_whose_commitment_differs_from_the_primarys_stops_and_sa
   ASSERT_TRUE(replica.ready()) << replica.log();
   testing::Trader t(7);
   ASSERT_EQ(primary.deposit(t.account, 100'000'000'000, t.pk).status, 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the deposit's block sealed
-  const int64_t h = height(primary);
+  // The deposit's block committed: the next tx begins block h + 1.
   const uint64_t seq = applied(primary);
+  ASSERT_TRUE(committed_through(primary, seq)) << primary.log();
+  const int64_t h = height(primary);
   ASSERT_EQ(primary.send(t.order(0, false, 1000, 299000), t.sk).status, 200);  // block h + 1
   std::unique_ptr<cluster::NatsLink> link;
   cluster::NatsConfig nc;

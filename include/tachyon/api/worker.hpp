@@ -103,6 +103,12 @@ class ApiShared {
   // into its open object; null on a single node.
   std::function<void(JsonWriter&)> cluster_status;
   std::atomic<int64_t> operator_nonce{0};
+  // An operator tx with `nonce` was accepted: the next one is at least nonce + 1 (any thread).
+  void operator_nonce_used(int64_t nonce) {
+    int64_t cur = operator_nonce.load();
+    while (cur < nonce + 1 && !operator_nonce.compare_exchange_weak(cur, nonce + 1)) {
+    }
+  }
   std::atomic<uint64_t> connections{0};
   std::function<std::string()> snapshot_trigger;  // admin: returns a status line
   std::function<std::string()> metrics_text;      // admin /metrics (Prometheus text)

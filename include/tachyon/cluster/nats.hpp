@@ -18,6 +18,7 @@
 
 struct __natsConnection;
 struct __jsCtx;
+struct __natsMsg;
 
 namespace tachyon::cluster {
 
@@ -54,6 +55,9 @@ class NatsLink {
   __natsConnection* nc_ = nullptr;
   __jsCtx* js_ = nullptr;
 };
+
+// A message header holding a number (0 when absent or not a number).
+uint64_t header_u64(__natsMsg* m, const char* key);
 
 // "what: <libnats's text> (JetStream error N)" for a failed call.
 Status nats_error(const std::string& what, int status, int js_code = 0);
