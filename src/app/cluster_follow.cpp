@@ -124,7 +124,7 @@ void ClusterNode::follow_until_stopped(uint32_t ring, api::ApiShared& shared, ui
 
 // A follower: its newest commitments against the primary's. A block the primary has not
 // published yet is looked at again next round, until it is 64 blocks old (a primary's restart
-// leaves a few unpublished). Equal seqs and another commitment: this node's state diverged, it
+// leaves a few unpublished). Equal seqs and another state root: this node's state diverged, it
 // stops (false). Other seqs: a failover cut the old primary's block short; not comparable.
 bool ClusterNode::check_commitments() {
   const uint64_t height = shared_->current_height();
@@ -139,16 +139,16 @@ bool ClusterNode::check_commitments() {
     if (!found && b.block + 64 > height) return true;  // not yet
     checked_block_ = b.block;
     if (!found) continue;
-    const std::string mine = codec::to_hex(b.commitment.data(), b.commitment.size());
+    const std::string mine = codec::to_hex(b.state_root.data(), b.state_root.size());
     if (p.first_seq != b.first_seq || p.last_seq != b.last_seq) {
       spdlog::warn(
           "cluster: block {} holds seqs {}-{} here and {}-{} on the primary that "
           "published it (a failover cut it short); not compared",
           b.block, b.first_seq, b.last_seq, p.first_seq, p.last_seq);
-    } else if (p.commitment != mine) {
+    } else if (p.state_root != mine) {
       fail("block " + std::to_string(b.block) + " (seqs " + std::to_string(b.first_seq) + "-" +
-           std::to_string(b.last_seq) + "): this node's commitment " + mine +
-           " differs from the primary's " + p.commitment + ": its state diverged");
+           std::to_string(b.last_seq) + "): this node's state root " + mine +
+           " differs from the primary's " + p.state_root + ": its state diverged");
       return false;
     }
   }

@@ -355,7 +355,7 @@ void ClusterNode::publish_commitments(int64_t until_ns) {
   for (const codec::BlockCommitment& b : shared_->blocks(published_block_ + 1, 256)) {
     if (realtime_ns() > until_ns) return;
     const cluster::PublishedBlock p{b.first_seq, b.last_seq,
-                                    codec::to_hex(b.commitment.data(), b.commitment.size())};
+                                    codec::to_hex(b.state_root.data(), b.state_root.size())};
     if (!cluster::publish_commitment(*link_, b.block, p).ok()) return;  // again next round
     published_block_ = b.block;
   }

@@ -23,7 +23,7 @@ Status ensure_commitment_stream(NatsLink& link) {
 
 Status publish_commitment(NatsLink& link, uint64_t block, const PublishedBlock& b) {
   const std::string body =
-      std::to_string(b.first_seq) + " " + std::to_string(b.last_seq) + " " + b.commitment;
+      std::to_string(b.first_seq) + " " + std::to_string(b.last_seq) + " " + b.state_root;
   jsPubAck* ack = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   const natsStatus s = js_Publish(&ack, link.js(), block_subject(link, block).c_str(), body.data(),

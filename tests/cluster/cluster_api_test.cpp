@@ -275,14 +275,14 @@ TEST(Cluster, a_follower_whose_commitment_differs_from_the_primarys_stops_and_sa
   EXPECT_EQ(real.first_seq, seq + 1);
   EXPECT_EQ(real.last_seq, seq + 1);
   cluster::PublishedBlock forged = real;
-  forged.commitment = std::string(64, real.commitment[0] == '0' ? '1' : '0');
+  forged.state_root = std::string(64, real.state_root[0] == '0' ? '1' : '0');
   ASSERT_TRUE(cluster::publish_commitment(*link, h + 1, forged).ok());
   // The next tx begins block h + 2: the replica commits h + 1 and checks it.
   ASSERT_EQ(primary.send(t.order(0, false, 1000, 299001), t.sk).status, 200);
   const std::string why = replica.wait_for_line("differs from the primary's", 30000);
   ASSERT_NE(why, "") << replica.log();
   EXPECT_NE(why.find("block " + std::to_string(h + 1) + " (seqs"), std::string::npos) << why;
-  EXPECT_NE(why.find(forged.commitment), std::string::npos) << why;
+  EXPECT_NE(why.find(forged.state_root), std::string::npos) << why;
   EXPECT_EQ(replica.wait_exit(), 3) << replica.log();
   EXPECT_EQ(primary.stop(), 0) << primary.log();
 }
