@@ -135,6 +135,14 @@ Status parse_store(const toml::table& t, const std::string& origin, Config& c) {
     return Status::error(where(*t.get("snapshot_from"), origin) +
                          ": 'snapshot_from' must be \"replica\" or \"fork\", not \"" + from + "\"");
   }
+  std::string gc;
+  TRY(get_str(t, "group_commit", gc, origin));
+  if (gc == "apply" || gc == "writer") {
+    c.group_commit_on_apply = gc == "apply";
+  } else if (t.contains("group_commit")) {
+    return Status::error(where(*t.get("group_commit"), origin) +
+                         ": 'group_commit' must be \"apply\" or \"writer\", not \"" + gc + "\"");
+  }
   TRY(get_int(t, "block_max_txs", c.block_max_txs, origin, 1, 1'000'000));
   TRY(get_int(t, "block_interval_ms", c.block_interval_ms, origin, 1, 60'000));
   return Status();
@@ -319,7 +327,8 @@ std::string describe(const Config& c) {
     << "\naccount_rate_per_s = " << c.account_rate_per_s << "\naccount_burst = " << c.account_burst
     << "\nmax_connections = " << c.max_connections << "\n\n[store]\ndata_dir = \"" << c.data_dir
     << "\"\ndurability = \"" << store::durability_name(c.durability)
-    << "\"\nsegment_bytes = " << c.segment_bytes
+    << "\"\nsegment_bytes = " << c.segment_bytes << "\ngroup_commit = \""
+    << (c.group_commit_on_apply ? "apply" : "writer") << "\""
     << "\nsnapshot_every_txs = " << c.snapshot_every_txs
     << "\nsnapshot_interval_s = " << c.snapshot_interval_s
     << "\nsnapshot_keep = " << c.snapshot_keep << "\nsnapshot_from = \""

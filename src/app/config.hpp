@@ -25,6 +25,7 @@ struct Config {
   std::string data_dir = "./tachyon-data";
   store::Durability durability = store::Durability::kFsync;
   uint64_t segment_bytes = 64ull << 20;
+  bool group_commit_on_apply = true;  // false: the journal's own writer thread
   uint64_t snapshot_every_txs = 1'000'000;
   uint32_t snapshot_interval_s = 300;
   uint32_t snapshot_keep = 2;

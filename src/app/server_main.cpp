@@ -356,6 +356,8 @@ bool open_store(const app::Config& c, const Recovered& rec, Server& srv) {
   }
   store::JournalConfig jc{c.data_dir, c.durability, c.segment_bytes};
   jc.replicator = srv.cluster ? srv.cluster->replicator() : nullptr;
+  jc.group_commit =
+      c.group_commit_on_apply ? store::GroupCommit::kFlusher : store::GroupCommit::kWriterThread;
   // A standby configured "replicated" syncs its copy until it takes over (nothing to wait for).
   if (jc.durability == store::Durability::kReplicated && jc.replicator == nullptr)
     jc.durability = store::Durability::kFsync;

@@ -100,6 +100,7 @@ void Pipeline::stop() {
   // The threads are gone: a later start()'s threads own their state anew.
   seq_owner_.release();
   output_.owner().release();
+  output_.flusher_owner().release();
   apply_owner_.release();
   model_.release_owner();
 }
@@ -154,7 +155,9 @@ void Pipeline::sequencer_loop() {
           },
           cfg_.drain_limit);
     }
-    // (each tx's result woke the apply thread: RingSink)
+    // The round's txs go to the journal at once; the apply thread is woken for them when it
+    // takes them now (durable already) or runs the group commit itself.
+    if (work > 0 && output_.end_round(engine_->last_seq())) apply_bell_.ring();
     probe.round_end(work, round_start, [this] { return apply_ring_->size_approx(); });
     if (task_pending_.load(std::memory_order_acquire)) run_task();
     maybe_seal_block(work > 0, idle_rounds);
@@ -167,6 +170,7 @@ void Pipeline::sequencer_loop() {
   }
   // (A follower leaves its block open: the stream's may go on past it.)
   if (txs_in_block_ > 0 && !followed_) output_.seal(block_++, realtime_ns());
+  output_.finish();
   sequencer_done_.store(true, std::memory_order_release);
 }
 
@@ -184,9 +188,6 @@ void Pipeline::sequence(uint32_t w, const Ingress& in, RingSink& sink, Sequencer
   probe.tx_begin();
   engine_->execute(tx, sink);
   output_.write(tx, probe);
-  // The apply thread takes a tx once it is durable: now, without a journal or with durability
-  // "none" (one load when it is not asleep); else the journal's commit wakes it.
-  if (output_.covers(tx.h.seq)) apply_bell_.ring();
   probe.tx_end(tx, in.t_recv_ns, sink.exec_done_ns);
   if (txs_in_block_++ == 0) block_start_ns_ = tx.h.time_ns;
   if (!followed_ && txs_in_block_ >= cfg_.block_max_txs) {
@@ -249,6 +250,7 @@ long Pipeline::seal_wait_us() const {
 // ring, retired book snapshots readers still hold, a batch waiting for its journal commit), else
 // kParkedIdleUs (updates, a commit and the stop ring it).
 long Pipeline::apply_wait_us() const {
+  if (const long retry = output_.group_retry_us(); retry > 0) return retry;  // the disk was full
   const bool polling = !held_.empty() || batch_ > 0 || model_.collecting();
   return polling ? 1000 : kParkedIdleUs;
 }
@@ -293,6 +295,9 @@ void Pipeline::apply_loop() {
   const uint32_t warm_every = wait == WaitStrategy::kSpin ? cfg_.keep_warm_rounds : 0;
   uint32_t idle_rounds = 0;
   for (;;) {
+    // GroupCommit::kFlusher: what the sequencer handed off is written (and synced) first, so the
+    // drain below finds it durable.
+    const size_t committed = output_.commit_group() ? 1 : 0;
     probe.round_begin(batch_ > 0, apply_ring_->size_approx() > 0);
     const size_t n = drain_durable(probe);
     const bool whole = batch_publishable();
@@ -311,18 +316,16 @@ void Pipeline::apply_loop() {
     // means everything was applied. After a journal failure, what is left never becomes durable:
     // it is never shown.
     if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
-        (apply_ring_->size_approx() == 0 || output_.failed())) {
-      if (finish()) break;
-      continue;
-    }
-    if (n + routed > 0) {
+        (apply_ring_->size_approx() == 0 || output_.failed()) && finish())
+      break;
+    if (n + routed + committed > 0) {
       idle_rounds = 0;
     } else if (warm_every > 0 && !mid_tx_ && ++idle_rounds % warm_every == 0) {
       // Stops as soon as the next updates are in the ring: warming must not delay them.
       model_.keep_warm([this] { return apply_ring_->size_approx() > 0; });
     }
     idler.idle(
-        n + routed, [this] { return apply_work_waiting(); }, apply_wait_us());
+        n + routed + committed, [this] { return apply_work_waiting(); }, apply_wait_us());
   }
 }
 
@@ -388,18 +391,21 @@ void Pipeline::publish_batch(int64_t now, ApplyProbe& probe) {
 
 // The sequencer is done and everything it sent is applied: true once the last results are
 // routed (the last state published, order lists included), or the journal failed (nothing more
-// can become durable); until then, waits for the last batch to be durable.
+// can become durable); until then, waits for the last batch to be durable (a flusher commits it
+// in its next round).
 bool Pipeline::finish() {
   TACHYON_ASSERT(!mid_tx_, "the sequencer ends every tx with its result");
+  if (batch_ > 0 && output_.flusher()) return output_.failed();
   if (batch_ > 0) return !output_.wait_durable(last_result_seq_);
   if (!held_.empty()) return false;  // published: routed as the workers' rings free up
   model_.publish_final(realtime_ns());
   return true;
 }
 
-// For the idler: a history to publish, a batch that became durable, an update that may be taken,
-// or a result that may be routed.
+// For the idler: a group commit to run, a history to publish, a batch that became durable, an
+// update that may be taken, or a result that may be routed.
 bool Pipeline::apply_work_waiting() {
+  if (output_.group_due() && output_.group_retry_us() == 0) return true;
   if (batch_ == 0 && model_.history_dirty()) return true;
   if (batch_publishable()) return true;
   if (const ApplyItem* next = apply_ring_->peek())

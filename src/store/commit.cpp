@@ -1,6 +1,7 @@
 #include "tachyon/store/commit.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <unistd.h>
 
@@ -303,7 +304,9 @@ Status Committer::start() {
     std::lock_guard lk(mu_);
     queue_.reserve(kQueueReserve);
   }
+  staged_.reserve(kStageLimit + 1);
   thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "committer");
     // Nothing of the committer (its replica engine above all) is needed by a snapshot's fork()
     // child: keep it out of the page tables the fork copies.
     const tachyon::ArenaScope arena(outside_fork_ ? tachyon::dontfork_arena() : 0);
@@ -395,19 +398,26 @@ uint64_t Committer::recent_height() const {
 }
 
 void Committer::push(const Tx& tx) {
-  {
-    std::lock_guard lk(mu_);
-    queue_.push_back(Item{false, 0, 0, tx});
-  }
-  cv_.notify_one();
+  staged_.push_back(Item{false, 0, 0, tx});
+  staged_count_.store(staged_.size(), std::memory_order_relaxed);
+  if (staged_.size() >= kStageLimit) hand_off();
 }
 
 void Committer::seal(uint64_t block, int64_t time_ns) {
+  staged_.push_back(Item{true, block, time_ns, Tx{}});
+  hand_off();
+}
+
+// Copied, not swapped: queue_ keeps its reserved capacity, so a lagging committer's backlog
+// grows without reallocating on the pusher's thread.
+void Committer::hand_off() {
+  if (staged_.empty()) return;
   {
     std::lock_guard lk(mu_);
-    Item it{true, block, time_ns, Tx{}};
-    queue_.push_back(it);
+    queue_.insert(queue_.end(), staged_.begin(), staged_.end());
   }
+  staged_.clear();
+  staged_count_.store(0, std::memory_order_relaxed);
   cv_.notify_one();
 }
 
@@ -420,6 +430,7 @@ void Committer::set_paused(bool paused) {
 }
 
 void Committer::stop() {
+  hand_off();
   {
     std::lock_guard lk(mu_);
     if (stop_ && !thread_.joinable()) return;
@@ -447,7 +458,7 @@ BlockCommitment Committer::last() const {
 
 size_t Committer::backlog() const {
   std::lock_guard lk(mu_);
-  return queue_.size();
+  return queue_.size() + staged_count_.load(std::memory_order_relaxed);
 }
 
 void Committer::run() {

@@ -1,5 +1,7 @@
 #include "tachyon/store/journal.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -223,6 +225,8 @@ Status Journal::open(const JournalConfig& cfg, uint64_t next_seq, std::unique_pt
     return Status::error("journal: replicated durability needs a replicator (a cluster role)");
   j->next_seq_ = next_seq;
   j->durable_seq_.store(next_seq - 1);
+  j->handed_seq_.store(next_seq - 1);
+  j->written_seq_.store(next_seq - 1);
   j->synced_seq_ = j->replicated_seq_ = next_seq - 1;
   j->replicator_.store(cfg.replicator, std::memory_order_relaxed);
   j->waits_for_replicas_ = cfg.durability == Durability::kReplicated;
@@ -240,7 +244,13 @@ Status Journal::open(const JournalConfig& cfg, uint64_t next_seq, std::unique_pt
   }
   j->pending_.reserve(cfg.max_pending_bytes);
   j->writing_.reserve(cfg.max_pending_bytes);
-  if (cfg.writer_thread) j->writer_ = std::thread([p = j.get()] { p->writer_loop(); });
+  j->staged_.reserve(cfg.max_pending_bytes / 2);
+  if (cfg.group_commit == GroupCommit::kWriterThread) {
+    j->writer_ = std::thread([p = j.get()] {
+      pthread_setname_np(pthread_self(), "journal");
+      p->writer_loop();
+    });
+  }
   out = std::move(j);
   return Status();
 }
@@ -275,29 +285,43 @@ Status Journal::roll_segment(uint64_t first_seq) {
   return Status();
 }
 
-void Journal::append(const Tx& tx) {
-  uint8_t rec[codec::kMaxRecordSize];
-  const size_t len = codec::encode(tx, rec);
-  TACHYON_ASSERT(len > 0, "journal: tx type without a codec layout");
+void Journal::stage(const Tx& tx) {
   TACHYON_ASSERT(tx.h.seq == next_seq_, "journal: seqs must be consecutive");
+  uint8_t rec[kFrameHeaderSize + codec::kMaxRecordSize];
+  const size_t len =
+      codec::encode(tx, std::span<uint8_t>(rec + kFrameHeaderSize, codec::kMaxRecordSize));
+  TACHYON_ASSERT(len > 0, "journal: tx type without a codec layout");
+  const uint32_t l32 = static_cast<uint32_t>(len), crc = crc32c(rec + kFrameHeaderSize, len);
+  std::memcpy(rec, &l32, 4);
+  std::memcpy(rec + 4, &crc, 4);
+  // Within the reserved capacity: the sequencer never allocates here.
+  if (staged_.size() + kFrameHeaderSize + len > staged_.capacity()) hand_off();
+  staged_.insert(staged_.end(), rec, rec + kFrameHeaderSize + len);
+  if (staged_first_ == 0) staged_first_ = tx.h.seq;
+  staged_last_ = tx.h.seq;
   ++next_seq_;
-  uint8_t frame[kFrameHeaderSize];
-  const uint32_t l32 = static_cast<uint32_t>(len), crc = crc32c(rec, len);
-  std::memcpy(frame, &l32, 4);
-  std::memcpy(frame + 4, &crc, 4);
+}
+
+// Waits for room only while older records are pending: a hand-off larger than the bound still
+// goes through once the group commit took everything before it.
+void Journal::hand_off() {
+  if (staged_.empty()) return;
   std::unique_lock lk(mu_);
   space_cv_.wait(lk, [&] {
-    return pending_.size() + len + 8 <= cfg_.max_pending_bytes || failed() || !cfg_.writer_thread;
+    return pending_.empty() || pending_.size() + staged_.size() <= cfg_.max_pending_bytes ||
+           failed() || cfg_.group_commit == GroupCommit::kAppender;
   });
-  if (pending_.empty()) pending_first_ = tx.h.seq;
-  pending_.insert(pending_.end(), frame, frame + kFrameHeaderSize);
-  pending_.insert(pending_.end(), rec, rec + len);
-  pending_last_ = tx.h.seq;
+  if (pending_.empty()) pending_first_ = staged_first_;
+  pending_.insert(pending_.end(), staged_.begin(), staged_.end());
+  pending_last_ = staged_last_;
   lk.unlock();
+  handed_seq_.store(staged_last_, std::memory_order_release);
   if (cfg_.durability == Durability::kNone) {
-    durable_seq_.store(tx.h.seq, std::memory_order_release);
+    durable_seq_.store(staged_last_, std::memory_order_release);
   }
-  work_cv_.notify_one();
+  staged_.clear();
+  staged_first_ = staged_last_ = 0;
+  if (cfg_.group_commit == GroupCommit::kWriterThread) work_cv_.notify_one();
 }
 
 // Moves what append() buffered into writing_, unless a batch the disk had no room for is still
@@ -369,6 +393,7 @@ void Journal::committed(int64_t started_ns) {
     if (moved && on_durable_) on_durable = on_durable_;
   }
   writing_.clear();
+  written_seq_.store(last, std::memory_order_release);
   out_of_space_.store(false, std::memory_order_release);
   if (on_durable) on_durable(durable_seq());
   if (moved) durable_cv_.notify_all();  // its predicate was checked under mu_, which we held
@@ -447,7 +472,8 @@ void Journal::writer_loop() {
 }
 
 Status Journal::flush() {
-  TACHYON_ASSERT(!cfg_.writer_thread, "journal: flush() is for a journal without a writer thread");
+  TACHYON_ASSERT(cfg_.group_commit != GroupCommit::kWriterThread,
+                 "journal: flush() is for a journal without a writer thread");
   while (true) {
     switch (commit_once(/*wait_for_work=*/false)) {
       case Commit::kDone: continue;
@@ -459,6 +485,19 @@ Status Journal::flush() {
   }
 }
 
+Status Journal::flush_once() {
+  TACHYON_ASSERT(cfg_.group_commit != GroupCommit::kWriterThread,
+                 "journal: flush_once() is for a journal without a writer thread");
+  switch (commit_once(/*wait_for_work=*/false)) {
+    case Commit::kDone:
+    case Commit::kIdle: return Status();
+    case Commit::kNoSpace:
+      return Status::sys_error("journal: the disk is full; the records wait for space", ENOSPC);
+    case Commit::kFailed: return Status::error(failure_);
+  }
+  return Status();
+}
+
 bool Journal::wait_durable(uint64_t seq) {
   std::unique_lock lk(mu_);
   durable_cv_.wait(lk, [&] { return durable_seq() >= seq || failed(); });
@@ -466,6 +505,7 @@ bool Journal::wait_durable(uint64_t seq) {
 }
 
 void Journal::close() {
+  hand_off();  // (the appender, or any thread once it stopped appending)
   {
     std::lock_guard lk(mu_);
     if (stop_) return;
@@ -473,7 +513,7 @@ void Journal::close() {
   }
   work_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
-  if (!cfg_.writer_thread && !failed()) (void)flush();
+  if (cfg_.group_commit != GroupCommit::kWriterThread && !failed()) (void)flush();
   if (fd_ >= 0) {
     if (!failed() && cfg_.durability != Durability::kNone) (void)cfg_.disk->sync(fd_);
     cfg_.disk->close(fd_);

@@ -543,16 +543,26 @@ uint64_t shown_seq(pipe::Pipeline& p, BookReader& book) {
   return shown;
 }
 
+// The two ways group commits run under a pipeline: the journal's writer thread, and the apply
+// thread between its batches (the server's default).
+constexpr store::GroupCommit kGroupCommits[] = {store::GroupCommit::kWriterThread,
+                                                store::GroupCommit::kFlusher};
+const char* group_commit_name(store::GroupCommit g) {
+  return g == store::GroupCommit::kFlusher ? "group commits on the apply thread"
+                                           : "group commits on the journal's writer thread";
+}
+
 // Durability before visibility: no reader sees a tx (applied_seq, a book snapshot) before the
 // journal holds it. Under fsync each group commit is a real fdatasync, so without the rule the
 // apply thread publishes well ahead of it; the reader samples what it is shown, then what is
 // durable, so a durable_seq read after the shown seq can only be higher.
-TEST(Pipeline, readers_never_see_a_tx_before_the_journal_holds_it) {
+void readers_never_see_a_tx_before_the_journal_holds_it(store::GroupCommit gc) {
   TempDir dir;
   TxBuilder b;
   uint64_t seq = 0;
   auto engine = funded_engine(b, seq);
   store::JournalConfig jc{dir.path(), store::Durability::kFsync};
+  jc.group_commit = gc;
   std::unique_ptr<store::Journal> journal;
   ASSERT_TRUE(store::Journal::open(jc, seq + 1, journal).ok());
   pipe::PipelineConfig pc;
@@ -600,14 +610,22 @@ TEST(Pipeline, readers_never_see_a_tx_before_the_journal_holds_it) {
   EXPECT_EQ(shown_max.load(), seq + kTxs);  // the reader saw the last tx once it was durable
 }
 
-// The same rule across a power cut: the pipeline's journal (its own writer thread, fsync) on a
-// SimDisk whose power goes off at a seeded moment under load. What a reader was shown (applied
-// seq, book snapshots) and every result handed out before the cut are all in the state recovered
-// from what the cut left of the disk.
+TEST(Pipeline, readers_never_see_a_tx_before_the_journal_holds_it) {
+  for (const store::GroupCommit gc : kGroupCommits) {
+    SCOPED_TRACE(group_commit_name(gc));
+    readers_never_see_a_tx_before_the_journal_holds_it(gc);
+  }
+}
+
+// The same rule across a power cut: the pipeline's journal (fsync, either way of running its group
+// commits) on a SimDisk whose power goes off at a seeded moment under load. What a reader was
+// shown (applied seq, book snapshots) and every result handed out before the cut are all in the
+// state recovered from what the cut left of the disk.
 TEST(Pipeline, what_readers_were_shown_before_a_power_cut_is_there_after_recovery) {
   uint64_t cuts = 0, shown_total = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
+    const store::GroupCommit gc = kGroupCommits[seed % 2];
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + group_commit_name(gc));
     store::SimDisk disk(seed);
     TxBuilder b;
     uint64_t seq = 0;
@@ -616,6 +634,7 @@ TEST(Pipeline, what_readers_were_shown_before_a_power_cut_is_there_after_recover
     store::JournalConfig jc{"/data", store::Durability::kFsync};
     jc.segment_bytes = 8192;
     jc.disk = &disk;
+    jc.group_commit = gc;
     std::unique_ptr<store::Journal> journal;
     ASSERT_TRUE(store::Journal::open(jc, seq + 1, journal).ok());
     pipe::PipelineConfig pc;

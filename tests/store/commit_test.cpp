@@ -115,13 +115,16 @@ TEST(Commit, a_replica_snapshot_is_the_sequencers_state_at_the_next_block_bounda
   store::Committer committer(dir.path(), std::make_unique<Engine>(), kChain);
   ASSERT_TRUE(committer.start().ok());
   uint64_t block = 1;
-  auto feed = [&](uint64_t to) {  // the sequencer: execute, journal, hand over, seal every 300
+  // The sequencer: execute, journal, hand over, seal every 2000. The committer takes a block's
+  // txs at its seal, or kStageLimit (1024) at a time within it: 2001-3024 reach it mid-block.
+  static_assert(store::Committer::kStageLimit == 1024);
+  auto feed = [&](uint64_t to) {
     while (seqr.engine().last_seq() < to) {
       Tx tx = seqr.step();
       tx.h.block = block;
       journal->append(tx);
       committer.push(tx);
-      if (tx.h.seq % 300 == 0) committer.seal(block++, tx.h.time_ns);
+      if (tx.h.seq % 2000 == 0) committer.seal(block++, tx.h.time_ns);
     }
   };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -131,14 +134,14 @@ TEST(Commit, a_replica_snapshot_is_the_sequencers_state_at_the_next_block_bounda
            std::chrono::steady_clock::now() < deadline)
       std::this_thread::yield();
   };
-  feed(3150);  // mid-block: the snapshot waits for the seal at 3300
-  caught_up(3150, 3000);
+  feed(3150);  // mid-block: the snapshot waits for the seal at 4000
+  caught_up(3024, 2000);
   ASSERT_TRUE(committer.request_snapshot(journal.get()));
   EXPECT_FALSE(committer.request_snapshot(journal.get())) << "one at a time";
   EXPECT_TRUE(committer.snapshot_busy());
-  feed(3300);
+  feed(4000);
   const uint64_t at_boundary = seqr.engine().state_hash();
-  feed(4000);  // the sequencer goes on while the committer writes
+  feed(5000);  // the sequencer goes on while the committer writes
   Status result;
   store::SnapshotInfo info;
   double secs = -1;
@@ -146,7 +149,7 @@ TEST(Commit, a_replica_snapshot_is_the_sequencers_state_at_the_next_block_bounda
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   ASSERT_TRUE(result.ok()) << result.message();
-  EXPECT_EQ(info.seq, 3300u);
+  EXPECT_EQ(info.seq, 4000u);
   EXPECT_GE(journal->durable_seq(), info.seq) << "a snapshot may cover durable txs only";
   EXPECT_GE(secs, 0.0);
   EXPECT_FALSE(committer.snapshot_busy());
@@ -158,30 +161,30 @@ TEST(Commit, a_replica_snapshot_is_the_sequencers_state_at_the_next_block_bounda
 
   // At a boundary already (every pushed tx sealed): written at once, at the sequencer's seq.
   committer.seal(block++, 0);
-  caught_up(4000, 4000);
+  caught_up(5000, 5000);
   ASSERT_TRUE(committer.request_snapshot(journal.get()));
   while (!committer.poll_snapshot(result, info) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   ASSERT_TRUE(result.ok()) << result.message();
-  EXPECT_EQ(info.seq, 4000u);
+  EXPECT_EQ(info.seq, 5000u);
   Engine again;
   ASSERT_TRUE(store::load_snapshot(info.path, again, loaded).ok());
   EXPECT_EQ(again.state_hash(), seqr.engine().state_hash());
 
   // Never ahead of the journal: with its commits held back (the writer blocked in its durability
-  // callback after making seq 4001 durable), a snapshot asked for at the boundary 4200 is not
-  // written until the journal is durable through 4200.
+  // callback after making seq 5001 durable), a snapshot asked for at the boundary 6000 is not
+  // written until the journal is durable through 6000.
   std::atomic<bool> hold{true};
   std::atomic<uint64_t> held_at{0};
   journal->set_on_durable([&](uint64_t seq) {
     held_at.store(seq);
     while (hold.load()) std::this_thread::yield();
   });
-  feed(4001);
-  while (held_at.load() < 4001 && std::chrono::steady_clock::now() < deadline)
+  feed(5001);
+  while (held_at.load() < 5001 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
-  feed(4200);  // sealed at 4200
-  caught_up(4200, 4200);
+  feed(6000);  // sealed at 6000
+  caught_up(6000, 6000);
   ASSERT_TRUE(committer.request_snapshot(journal.get()));
   bool early = false;  // a writer that did not wait would be done in a few ms
   for (auto window = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
@@ -191,14 +194,14 @@ TEST(Commit, a_replica_snapshot_is_the_sequencers_state_at_the_next_block_bounda
   }
   EXPECT_FALSE(early) << "snapshot at seq " << info.seq << " written while the journal was "
                       << "durable through " << journal->durable_seq() << " only";
-  EXPECT_EQ(journal->durable_seq(), 4001u);
+  EXPECT_EQ(journal->durable_seq(), 5001u);
   hold.store(false);
   while (!early && !committer.poll_snapshot(result, info) &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   ASSERT_TRUE(result.ok()) << result.message();
-  EXPECT_EQ(info.seq, 4200u);
-  EXPECT_GE(journal->durable_seq(), 4200u);
+  EXPECT_EQ(info.seq, 6000u);
+  EXPECT_GE(journal->durable_seq(), 6000u);
   committer.stop();
   journal->close();
 }

@@ -91,7 +91,7 @@ class Simulation {
     jc.durability = store::Durability::kFsync;
     jc.segment_bytes = 4096 * (1 + rng_.below(8));
     jc.disk = &disk_;
-    jc.writer_thread = false;
+    jc.group_commit = store::GroupCommit::kAppender;
     const Status o = store::Journal::open(jc, seq + 1, journal_);
     ASSERT_TRUE(o.ok()) << o.message();
     acked_ = seq;  // what recovery read is synced again before anything builds on it

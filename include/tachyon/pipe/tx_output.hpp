@@ -5,7 +5,14 @@
 // Either part may be absent (tests and benchmarks without durability): without a journal every
 // tx counts as durable at once; without a committer no blocks are made.
 //
-// Owner: the sequencer thread (write, seal). durable_seq, wait_durable: any thread.
+// The sequencer stages each tx (write) and hands a drain round's txs over at its end (end_round:
+// one lock and at most one wake-up per round); the committer takes a block's at its seal. When
+// the journal's group commits are the apply thread's (GroupCommit::kFlusher), the apply thread
+// runs them (commit_group) between its batches: the path has no journal thread to wake.
+//
+// Owner: the sequencer thread (write, end_round, seal, finish); the apply thread (commit_group).
+// durable_seq, covers, wait_durable, group_due: any thread.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -27,15 +34,50 @@ class TxOutput {
   void write(const Tx& tx, SequencerProbe& probe) {
     TACHYON_OWNER_ONLY(owner_);
     if (!probe.detail()) {
-      if (journal_ != nullptr) journal_->append(tx);
+      if (journal_ != nullptr) journal_->stage(tx);
       if (committer_ != nullptr) committer_->push(tx);
       return;
     }
     const int64_t t1 = realtime_ns();
-    if (journal_ != nullptr) journal_->append(tx);
+    if (journal_ != nullptr) journal_->stage(tx);
     const int64_t t2 = realtime_ns();
     if (committer_ != nullptr) committer_->push(tx);
     probe.output_times(t2 - t1, realtime_ns() - t2);
+  }
+  // Sequencer thread, after each drain round: the round's txs go to the group commit. True when
+  // the apply thread should be woken for them: they are durable already (no journal, or
+  // durability "none"), or the apply thread runs the group commits.
+  bool end_round(uint64_t last_seq) {
+    TACHYON_OWNER_ONLY(owner_);
+    if (journal_ == nullptr) return true;
+    journal_->hand_off();
+    return covers(last_seq) || flusher();
+  }
+  // Sequencer thread, at its end: what is staged goes (a follower's open block to the committer).
+  void finish() {
+    TACHYON_OWNER_ONLY(owner_);
+    if (journal_ != nullptr) journal_->hand_off();
+    if (committer_ != nullptr) committer_->hand_off();
+  }
+  // Apply thread, GroupCommit::kFlusher: one group commit of what was handed off, unless the disk
+  // was full less than the journal's space_retry_ms ago. True when one was written.
+  bool commit_group() {
+    TACHYON_OWNER_ONLY(flusher_owner_);
+    if (!group_due() || (journal_->out_of_space() && realtime_ns() < space_retry_ns_)) return false;
+    const Status s = journal_->flush_once();
+    if (journal_->out_of_space())
+      space_retry_ns_ = realtime_ns() + int64_t{journal_->space_retry_ms()} * 1'000'000;
+    return s.ok();
+  }
+  // Records wait for commit_group (false without a flusher, or once the journal failed).
+  bool group_due() const { return flusher() && !journal_->failed() && journal_->flush_pending(); }
+  // How long a flusher with a group due may sleep: until the disk is tried again (0: not full).
+  long group_retry_us() const {
+    if (!group_due() || !journal_->out_of_space()) return 0;
+    return static_cast<long>(std::max<int64_t>(space_retry_ns_ - realtime_ns(), 0) / 1000) + 1;
+  }
+  bool flusher() const {
+    return journal_ != nullptr && journal_->group_commit() == store::GroupCommit::kFlusher;
   }
   // Sequencer thread: block `block` ends, at `time_ns`.
   void seal(uint64_t block, int64_t time_ns) {
@@ -55,9 +97,12 @@ class TxOutput {
     if (journal_ != nullptr) journal_->set_on_durable(std::move(f));
   }
   ThreadOwner& owner() { return owner_; }
+  ThreadOwner& flusher_owner() { return flusher_owner_; }
 
  private:
   ThreadOwner owner_{"sequencer"};
+  ThreadOwner flusher_owner_{"apply"};
+  int64_t space_retry_ns_ = 0;  // the flusher's
   store::Journal* journal_;
   store::Committer* committer_;
 };

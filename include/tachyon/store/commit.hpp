@@ -9,7 +9,8 @@
 //                the Merkle trees kept incrementally: only leaves a block touched are rehashed;
 //   commitment = BLAKE2b-256(previous commitment || block || seq range || tx_root || state_root).
 // Commitments are appended to "blocks.log" beside the journal (one CRC'd record each). The
-// sequencer hands txs over through an unbounded queue: a slow or stalled committer falls behind,
+// sequencer hands txs over through an unbounded queue, a block at a time (one lock and one wake-up
+// per block, not per tx): a slow or stalled committer falls behind,
 // it never makes trading wait. Commitments are derived from the journal, so a committer that
 // lagged at a crash catches up at the next start (open_committer): on its own thread, while the
 // server already trades, its replica is rebuilt at the last committed seq and the journal after
@@ -98,10 +99,15 @@ class Committer {
             bool outside_fork = false);
   ~Committer();
   Status start();
-  // Sequencer thread: never blocks on the committer's progress.
+  // The pushing thread (the sequencer): never blocks on the committer's progress. Pushed txs wait
+  // in the pusher's own staging vector; a seal, or kStageLimit staged txs, hands them over.
   void push(const Tx& tx);
   void seal(uint64_t block, int64_t time_ns);
-  void stop();                   // drains what was pushed, then returns
+  // The pushing thread: hands over what it staged (a follower's open block at its end).
+  void hand_off();
+  // Drains what was pushed, then returns (the pushing thread, or any thread once it stopped
+  // pushing: what it staged is handed over first).
+  void stop();
   void set_paused(bool paused);  // tests: a stalled committer
   uint64_t committed_block() const;
   BlockCommitment last() const;
@@ -116,6 +122,7 @@ class Committer {
   // the last kRecent blocks kept in memory (blocks.log has them all). Never blocks the sequencer.
   static constexpr size_t kRecent = 4096;
   static constexpr size_t kQueueReserve = size_t{1} << 16;  // txs the hand-off holds unallocated
+  static constexpr size_t kStageLimit = 1024;               // staged txs handed over unsealed
   std::vector<BlockCommitment> recent(uint64_t from_block, size_t limit) const;
   uint64_t recent_height() const;  // the newest committed block (0: none)
   // The last seq of the newest commitment that covers only seqs <= max_seq (0: none known). With
@@ -167,6 +174,8 @@ class Committer {
   // Filled by the sequencer, swapped out whole by the committer: the two vectors trade places
   // and keep their capacity, so the hand-off stops allocating once they have grown.
   std::vector<Item> queue_;
+  std::vector<Item> staged_;             // the pushing thread's
+  std::atomic<size_t> staged_count_{0};  // staged_.size() for backlog() (relaxed: a statistic)
   bool stop_ = false, paused_ = false;
   BlockCommitment last_;
   uint64_t block_first_seq_ = 0;

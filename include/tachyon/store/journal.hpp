@@ -1,8 +1,10 @@
 #pragma once
 // The write-ahead journal (command sourcing): every accepted input tx, with its seq, block and
 // time, is appended before its result is acknowledged. Segmented files, one CRC-32C per record,
-// group commit on a writer thread: one write(2) (+ fdatasync) covers every record that arrived
-// while the previous one ran.
+// group commit: one write(2) (+ fdatasync) covers every record that arrived while the previous one
+// ran, on the journal's writer thread or on a thread that calls flush() (GroupCommit).
+// The appender stages records and hands them over in batches (stage, hand_off): one lock and at
+// most one wake-up per batch.
 //
 // Segment file "journal-<first seq, 20 digits>.wal":
 //   header (24 bytes): magic "TCHYJRNL", u64 first seq, u32 version, u32 crc32c of the 20 bytes
@@ -52,15 +54,21 @@ class Replicator {
                     size_t n) = 0;
 };
 
+// Which thread runs the group commits.
+enum class GroupCommit : uint8_t {
+  kWriterThread,  // the journal's own writer thread
+  kFlusher,       // another thread calls flush() (the pipeline's apply thread, between its
+                  // batches: one thread fewer on the path); hand_off waits for room
+  kAppender,      // the appending thread itself calls flush() (the deterministic simulation)
+};
+
 struct JournalConfig {
   std::string dir;
   Durability durability = Durability::kFsync;
   uint64_t segment_bytes = 64ull << 20;
   size_t max_pending_bytes = 8u << 20;  // back-pressure bound of the append buffer
   Disk* disk = &posix_disk();
-  // true: group commits run on the journal's own writer thread. false: the owner runs each one
-  // with flush() (the deterministic simulation).
-  bool writer_thread = true;
+  GroupCommit group_commit = GroupCommit::kWriterThread;
   int space_retry_ms = 100;          // out of space: how often the writer tries again
   Replicator* replicator = nullptr;  // required by kReplicated, unused otherwise
 };
@@ -99,12 +107,28 @@ class Journal {
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
-  // Sequencer thread. Seqs must be consecutive. Blocks only when max_pending_bytes are waiting.
-  void append(const Tx& tx);
-  // Without a writer thread (cfg.writer_thread false), the owner's group commit: writes and
-  // syncs what append() buffered. The same outcomes as the writer's: ok, out of space (the
-  // records stay buffered for the next flush), or failed for good.
+  // The appending thread (the sequencer). Seqs must be consecutive. stage() encodes a record
+  // into the appender's own buffer; hand_off() passes what was staged to the group commit (one
+  // lock, one wake-up), and blocks only when max_pending_bytes are waiting (not kAppender).
+  void stage(const Tx& tx);
+  void hand_off();
+  void append(const Tx& tx) {
+    stage(tx);
+    hand_off();
+  }
+  // kFlusher and kAppender: the group commit, by the one thread that runs them. Writes and syncs
+  // what was handed off. The same outcomes as the writer's: ok, out of space (the records stay
+  // buffered for the next flush), or failed for good.
   Status flush();
+  // One group commit only (a flusher that has other work between commits).
+  Status flush_once();
+  int space_retry_ms() const { return cfg_.space_retry_ms; }
+  // Records handed off and not yet written (any thread; a flusher's cheap check before flush()).
+  bool flush_pending() const {
+    return handed_seq_.load(std::memory_order_acquire) >
+           written_seq_.load(std::memory_order_acquire);
+  }
+  GroupCommit group_commit() const { return cfg_.group_commit; }
   // Highest seq acknowledged under the durability setting (any thread).
   uint64_t durable_seq() const { return durable_seq_.load(std::memory_order_acquire); }
   // Waits until durable_seq() >= seq; false if the journal failed (then durable_seq stops).
@@ -131,7 +155,8 @@ class Journal {
     m_group_records_ = group_records;
     m_commit_ns_ = commit_ns;
   }
-  // Flushes everything and stops the writer thread.
+  // Hands off what was staged (the appender, or any thread once it stopped appending), flushes
+  // everything and stops the writer thread.
   void close();
   // Deletes segments wholly covered by a snapshot at `seq`.
   Status drop_segments_through(uint64_t seq);
@@ -170,6 +195,11 @@ class Journal {
   int fd_ = -1;                // the last segment's (committing thread), -1 between segments
   uint64_t segment_size_ = 0;  // its bytes, all written in whole records
   uint64_t next_seq_ = 1;
+  std::vector<uint8_t> staged_;  // the appender's
+  uint64_t staged_first_ = 0, staged_last_ = 0;
+  // The last seq handed off (released by hand_off) and the last one written by a group commit
+  // (released after it): flush_pending() compares them without the lock.
+  std::atomic<uint64_t> handed_seq_{0}, written_seq_{0};
   std::vector<uint8_t> pending_;  // guarded by mu_
   std::vector<uint8_t> writing_;  // the committing thread's; kept across an out-of-space retry
   uint64_t pending_first_ = 0, pending_last_ = 0;  // guarded by mu_
