@@ -19,6 +19,7 @@
 #include <optional>
 #include <thread>
 
+#include "floors.hpp"
 #include "plan.hpp"
 #include "report.hpp"
 #include "runner.hpp"
@@ -115,8 +116,10 @@ struct Options {
   bool first_account_given = false;  // else the traders take the first free block from it on
   int64_t deposit_usdc = 10'000'000;
   size_t max_events = 0;
-  int server_pid = 0;       // 0: asked from the admin listener when the server is on this machine
-  std::string targets_csv;  // --targets
+  int server_pid = 0;  // 0: asked from the admin listener when the server is on this machine
+  std::string sync_dir = ".";  // the fdatasync floor's directory ("": none)
+  int floor_pings = -1;        // -1: the rate x 1.5 s, within [200, 3000]; 0: no floors
+  std::string targets_csv;     // --targets
   std::vector<std::pair<std::string, int>> targets;  // parsed
 };
 
@@ -152,6 +155,12 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--server-pid", o.server_pid,
                  "the server's pid, to report its context switches and CPU per tx (default: "
                  "asked from its admin listener when --host is this machine)");
+  app.add_option("--sync-dir", o.sync_dir,
+                 "a directory on the server's disk (its data dir) where the fdatasync floor is "
+                 "measured; empty: none");
+  app.add_option("--floor-pings", o.floor_pings,
+                 "pings for the WebSocket floor, paced at --rate, before the load (default: 1.5 s "
+                 "worth, 200 to 3000); 0: no floors");
   app.add_option("--targets", o.targets_csv,
                  "host:port,... where the sending and subscribing connections go, in turn (a "
                  "cluster's nodes; --host/--port/--admin-port name the primary, which funds the "
@@ -347,9 +356,30 @@ std::string make_plan(const Options& o, std::vector<load::Trader>& traders,
 
 // The run, its table on stdout and the report files. The exit code: 0, 1 when the run could not
 // start or the report not be written, 3 when txs went unanswered.
+// The floors (floors.hpp), before the load; none with --floor-pings 0 or an empty plan.
+std::optional<load::Floors> measure_floors(const Options& o,
+                                           const std::vector<load::Planned>& plan) {
+  if (o.floor_pings == 0 || plan.empty()) return std::nullopt;
+  load::FloorConfig fc;
+  fc.host = o.targets.empty() ? o.host : o.targets.front().first;
+  fc.port = o.targets.empty() ? o.port : o.targets.front().second;
+  fc.rate = o.rate > 0 ? o.rate : 1000;
+  fc.pings = o.floor_pings > 0 ? static_cast<unsigned>(o.floor_pings)
+                               : static_cast<unsigned>(std::clamp(fc.rate * 1.5, 200.0, 3000.0));
+  fc.sync_dir = o.sync_dir;
+  if (const auto c = server_cost(o); c && o.targets.empty()) fc.server_pid = c->pid;
+  load::Floors f;
+  if (std::string e = load::measure_floors(fc, plan.front().tx, o.chain_id, f); !e.empty()) {
+    std::fprintf(stderr, "tachyon-load: %s; the report has no floors\n", e.c_str());
+    return std::nullopt;
+  }
+  return f;
+}
+
 int run_and_report(const Options& o, const load::MarketInfo& mi,
                    const std::vector<load::Planned>& plan,
                    const std::vector<load::Trader>& traders) {
+  const std::optional<load::Floors> floors = measure_floors(o, plan);
   std::optional<load::ServerCost> before = server_cost(o);
   load::RunConfig rc;
   rc.host = o.host;
@@ -369,6 +399,7 @@ int run_and_report(const Options& o, const load::MarketInfo& mi,
   meta.traders = static_cast<unsigned>(traders.size());
   meta.connections = o.connections;
   meta.subscribers = o.subscribers;
+  meta.floors = floors;
   if (before) {
     load::ServerCost after;
     if (std::string e = load::read_server_cost(before->pid, after); e.empty())

@@ -72,6 +72,62 @@ std::string cost_table(const ServerCost& c, uint64_t txs) {
   return out;
 }
 
+// The floors of this run and the run against them: ack p50 against 2 x (ping + verify +
+// fdatasync), and the server's switches and CPU per tx against its cost per ping and the verify.
+std::string floors_table(const Floors& f, const RunResult& r, const std::optional<ServerCost>& c) {
+  std::string out;
+  char line[320];
+  out += "\n  floors, measured before the load      count       p50       p99\n";
+  auto frow = [&](const char* name, const tachyon::HistogramSnapshot& h) {
+    if (h.count == 0) return;
+    std::snprintf(line, sizeof line, "  %-34s %9" PRIu64 " %9.1f %9.1f\n", name, h.count,
+                  us(h.quantile(0.5)), us(h.quantile(0.99)));
+    out += line;
+  };
+  frow("ws ping -> pong (no tx)", f.ping);
+  std::snprintf(line, sizeof line, "  %-34s %9d %9.1f\n", "Ed25519 verify of one tx", 2000,
+                f.verify_ns / 1000);
+  out += line;
+  frow("append 200 B + fdatasync", f.fdatasync);
+  const double ping = us(f.ping.quantile(0.5)), sync = us(f.fdatasync.quantile(0.5));
+  const double verify = f.verify_ns / 1000, ack = us(r.ack.quantile(0.5));
+  if (f.ping.count > 0 && r.ack.count > 0) {
+    const double floor = ping + verify + sync;
+    std::snprintf(line, sizeof line,
+                  "  ack p50 %.0f us = %.2f x (ping + verify + fdatasync = %.0f us)\n", ack,
+                  ack / floor, floor);
+    out += line;
+  }
+  if (c && f.ping_cost && f.ping.count > 0) {
+    const uint64_t txs = answered(r);
+    const double pings = double(f.ping.count);
+    std::snprintf(line, sizeof line,
+                  "  server per tx: %.2f switches, %.0f us CPU (verify + %.0f); per ping: %.2f "
+                  "switches, %.0f us CPU\n",
+                  per_tx(double(c->process.switches), txs), per_tx(c->process.cpu_s * 1e6, txs),
+                  per_tx(c->process.cpu_s * 1e6, txs) - verify,
+                  double(f.ping_cost->process.switches) / pings,
+                  f.ping_cost->process.cpu_s * 1e6 / pings);
+    out += line;
+  }
+  return out;
+}
+
+void floors_json(api::JsonWriter& w, const Floors& f) {
+  w.key("floors").obj();
+  hist_json(w, "ping", f.ping);
+  w.kv_i("verify_ns", static_cast<int64_t>(f.verify_ns));
+  hist_json(w, "fdatasync", f.fdatasync);
+  if (f.ping_cost && f.ping.count > 0) {
+    const double pings = double(f.ping.count);
+    w.key("server_switches_per_ping")
+        .dec_num(hundredths(double(f.ping_cost->process.switches) / pings), 2);
+    w.key("server_cpu_us_per_ping")
+        .dec_num(hundredths(f.ping_cost->process.cpu_s * 1e6 / pings), 2);
+  }
+  w.end_obj();
+}
+
 void cost_json(api::JsonWriter& w, const ServerCost& c, uint64_t txs) {
   w.key("server_cost").obj().kv_i("pid", c.pid);
   w.key("switches_per_tx").dec_num(hundredths(per_tx(double(c.process.switches), txs)), 2);
@@ -127,6 +183,7 @@ std::string report_table(const ReportMeta& m, const RunResult& r) {
     out += line;
   }
   if (m.cost) out += cost_table(*m.cost, answered(r));
+  if (m.floors) out += floors_table(*m.floors, r, m.cost);
   return out;
 }
 
@@ -169,6 +226,7 @@ std::string report_json(const ReportMeta& m, const RunResult& r) {
   }
   w.end_arr();
   if (m.cost) cost_json(w, *m.cost, answered(r));
+  if (m.floors) floors_json(w, *m.floors);
   w.end_obj();
   s += '\n';
   return s;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "floors.hpp"
 #include "runner.hpp"
 #include "server_stats.hpp"
 
@@ -16,6 +17,7 @@ struct ReportMeta {
   unsigned traders = 0, connections = 0, subscribers = 0;
   std::string server;
   std::optional<ServerCost> cost;  // what the run cost a local server (--server-pid)
+  std::optional<Floors> floors;    // measured before the load (floors.hpp)
 };
 
 std::string report_table(const ReportMeta& m, const RunResult& r);

@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -58,7 +59,8 @@ TEST_F(LoadE2E, mixed_load_is_answered_in_full_with_fills_freshness_and_plots) {
   std::string log;
   const int rc = run(base_cmd(out, 5000) +
                          " --rate 300 --duration 2 --makers 4 --takers 4 --connections 2"
-                         " --subscribers 2",
+                         " --subscribers 2 --sync-dir " +
+                         dir_.path(),
                      log);
   ASSERT_EQ(rc, 0) << log;
   simdjson::dom::parser p;
@@ -106,6 +108,17 @@ TEST_F(LoadE2E, mixed_load_is_answered_in_full_with_fills_freshness_and_plots) {
   EXPECT_GT(sum, 0);
   EXPECT_GE(total + 1, sum);  // the process's CPU holds every thread's
   EXPECT_NE(slurp(out + "/report.txt").find("context switches and"), std::string::npos);
+  // The floors, measured before the load: 1.5 s of pings at the rate (each answered by a pong),
+  // 200 paced fdatasyncs in --sync-dir (the file removed after), a verify that verified.
+  simdjson::dom::element floors = r["floors"];
+  EXPECT_EQ(num(floors["ping"], "count"), 450);
+  EXPECT_EQ(num(floors["fdatasync"], "count"), 200);
+  EXPECT_GT(num(floors, "verify_ns"), 0);
+  double per_ping = -1;
+  ASSERT_EQ(floors["server_switches_per_ping"].get_double().get(per_ping), simdjson::SUCCESS);
+  EXPECT_GT(per_ping, 0);  // the api worker waits for each ping
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/.tachyon-load-fdatasync.tmp"));
+  EXPECT_NE(slurp(out + "/report.txt").find("ack p50"), std::string::npos);
   // The server counted the same txs.
   const HttpResult m = http(server_.admin_port(), "GET", "/metrics");
   EXPECT_NE(m.body.find("tachyon_txs_total{type=\"create_order\",result=\"ok\"}"),
