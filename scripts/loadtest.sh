@@ -8,7 +8,7 @@
 #
 #   scripts/loadtest.sh [--scenario mixed|demo|lobster] [--rate N] [--duration S] [--out DIR]
 #                       [--durability fsync|write|none|replicated] [--detail off|loadtest]
-#                       [--workers N] [--group-commit apply|writer]
+#                       [--workers N] [--group-commit apply|writer] [--pipeline-threads 0|1|2]
 #                       [--nats URLS [--stream NAME] [--stream-replicas N]]
 #                       [-- extra tachyon-load options]
 # With --nats the server is a cluster's primary on that NATS (docs/ARCHITECTURE.md "Cluster").
@@ -19,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenario=mixed rate=1000 duration=10 out="" durability=fsync detail=off workers=2 build=1
-group_commit=apply
+group_commit=apply pipeline_threads=0
 nats="" stream="" stream_replicas=1
 extra=()
 while [[ $# -gt 0 ]]; do
@@ -32,6 +32,7 @@ while [[ $# -gt 0 ]]; do
     --detail) detail="$2"; shift 2 ;;
     --workers) workers="$2"; shift 2 ;;
     --group-commit) group_commit="$2"; shift 2 ;;
+    --pipeline-threads) pipeline_threads="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --nats) nats="$2"; shift 2 ;;
     --stream) stream="$2"; shift 2 ;;
@@ -71,6 +72,7 @@ edit 'account_burst =' '10000000'
 edit 'data_dir =' "\"$out/data\""
 edit 'durability =' "\"$durability\""
 edit 'group_commit =' "\"$group_commit\""
+edit 'pipeline_threads =' "$pipeline_threads"
 edit 'detail =' "\"$detail\""
 edit 'trace_dir =' "\"$out/traces\""
 if [[ -n $nats ]]; then

@@ -165,6 +165,7 @@ Status parse_engine(const toml::table& t, const std::string& origin, Config& c) 
 Status parse_threads(const toml::table& t, const std::string& origin, Config& c) {
   TRY(get_str(t, "wait_strategy", c.wait_strategy, origin));
   TRY(get_str(t, "apply_wait_strategy", c.apply_wait_strategy, origin));
+  TRY(get_int(t, "pipeline_threads", c.pipeline_threads, origin, 0, 2));
   TRY(get_int(t, "apply_keep_warm_rounds", c.apply_keep_warm_rounds, origin, 0, 1 << 20));
   TRY(get_int(t, "apply_batch_updates", c.apply_batch_updates, origin, 0, 1 << 20));
   TRY(get_int(t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
@@ -291,6 +292,16 @@ Status check_config(const Config& c) {
     return Status::error(
         "threads.apply_wait_strategy must be empty, spin, spin_then_park or park, not '" +
         c.apply_wait_strategy + "'");
+  if (c.pipeline_threads == 1) {
+    const char* why = !c.apply_wait_strategy.empty() ? "threads.apply_wait_strategy is set"
+                      : c.apply_core >= 0            ? "threads.apply_core is set"
+                      : !c.snapshot_from_replica     ? "store.snapshot_from is \"fork\""
+                                                     : nullptr;
+    if (why != nullptr)
+      return Status::error(std::string("threads.pipeline_threads = 1 runs the apply loop on the "
+                                       "sequencer's thread, but ") +
+                           why + ": set pipeline_threads = 2 (or 0: chosen by the settings)");
+  }
   if (c.obs_detail != "off" && c.obs_detail != "loadtest")
     return Status::error("obs.detail must be off or loadtest, not '" + c.obs_detail + "'");
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
@@ -344,7 +355,8 @@ std::string describe(const Config& c) {
     << "\nliquidation_fee = " << c.engine.liquidation_fee
     << "\nfunding_sample_ms = " << c.funding_sample_ms << "\n\n[threads]\nwait_strategy = \""
     << c.wait_strategy << "\"\napply_wait_strategy = \"" << c.apply_wait_strategy
-    << "\"\napply_keep_warm_rounds = " << c.apply_keep_warm_rounds
+    << "\"\npipeline_threads = " << c.pipeline_threads
+    << "\napply_keep_warm_rounds = " << c.apply_keep_warm_rounds
     << "\napply_batch_updates = " << c.apply_batch_updates
     << "\nsequencer_core = " << c.sequencer_core << "\napply_core = " << c.apply_core
     << "\nsched_fifo_priority = " << c.sched_fifo_priority << "\nlock_memory = \"" << c.lock_memory

@@ -52,7 +52,10 @@ struct Config {
   EngineConfig engine;
   uint32_t funding_sample_ms = 60'000;  // the server's funding tick (premium sample); 0 = off
   std::string wait_strategy = "park";
-  std::string apply_wait_strategy;       // empty: wait_strategy
+  std::string apply_wait_strategy;  // empty: wait_strategy
+  // 1: the sequencer and apply loops on one thread; 2: a thread each; 0: one unless a setting
+  // needs the apply thread apart (one_pipeline_thread()).
+  uint32_t pipeline_threads = 0;
   uint32_t apply_keep_warm_rounds = 64;  // a spinning apply thread's cache warming; 0: off
   uint32_t apply_batch_updates = 0;      // a batch ends at the first tx boundary past this; 0: 4096
   int sequencer_core = -1;
@@ -90,5 +93,13 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
 Status check_config(const Config& c);
 // The effective configuration as TOML.
 std::string describe(const Config& c);
+// Whether the sequencer and apply loops share one thread: pipeline_threads 1, or 0 with no
+// setting that needs the apply thread apart (its own core or wait strategy, fork snapshots, a
+// spinning sequencer).
+inline bool one_pipeline_thread(const Config& c) {
+  if (c.pipeline_threads != 0) return c.pipeline_threads == 1;
+  return c.apply_wait_strategy.empty() && c.apply_core < 0 && c.snapshot_from_replica &&
+         c.wait_strategy != "spin";
+}
 
 }  // namespace tachyon::app

@@ -407,6 +407,7 @@ pipe::PipelineConfig pipeline_config(const app::Config& c, Server& srv) {
   (void)pipe::parse_wait_strategy(c.wait_strategy, pc.wait);
   if (pipe::WaitStrategy w{}; pipe::parse_wait_strategy(c.apply_wait_strategy, w))
     pc.apply_wait = w;
+  pc.one_thread = app::one_pipeline_thread(c);
   pc.keep_warm_rounds = c.apply_keep_warm_rounds;
   pc.apply_batch_updates = c.apply_batch_updates;
   pc.follower = srv.cluster != nullptr && !srv.cluster->primary();

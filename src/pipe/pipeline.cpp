@@ -10,6 +10,16 @@
 
 namespace tachyon::pipe {
 
+// An apply loop's own state (the apply thread's, or the one pipeline thread's).
+struct Pipeline::ApplyLoop {
+  ApplyLoop(Pipeline& p, WaitStrategy wait)
+      : probe(p.cfg_.metrics, &p.batch_samples_, p.cfg_.batch_samples),
+        warm_every(wait == WaitStrategy::kSpin ? p.cfg_.keep_warm_rounds : 0) {}
+  ApplyProbe probe;
+  const uint32_t warm_every;
+  uint32_t idle_rounds = 0;
+};
+
 // Sequencer thread: every update the engine emits goes into the apply ring, tagged with the
 // submitting worker and cookie. A full ring waits for the apply thread (it never waits on us).
 class Pipeline::RingSink final : public UpdateSink {
@@ -26,6 +36,10 @@ class Pipeline::RingSink final : public UpdateSink {
     it.u.origin_worker = static_cast<uint8_t>(worker);
     it.u.origin_cookie = static_cast<uint32_t>(cookie);
     while (!p_.apply_ring_->try_push(it)) {
+      if (p_.one_apply_ != nullptr) {  // one thread: it makes the room itself
+        p_.drain_durable(p_.one_apply_->probe);
+        continue;
+      }
       p_.apply_bell_.ring();
       _mm_pause();
     }
@@ -41,6 +55,14 @@ class Pipeline::RingSink final : public UpdateSink {
   Pipeline& p_;
 };
 
+// A sequencer loop's own state.
+struct Pipeline::SeqLoop {
+  explicit SeqLoop(Pipeline& p) : sink(p), probe(p.cfg_.metrics) {}
+  RingSink sink;
+  SequencerProbe probe;
+  uint32_t idle_rounds = 0;
+};
+
 Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
                    store::Journal* journal, store::Committer* committer, AccountBase base)
     : read_arena_(cfg.read_side_outside_fork ? tachyon::dontfork_arena() : 0),
@@ -48,6 +70,8 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
       cfg_(cfg),
       engine_(std::move(engine)),
       output_(journal, committer),
+      one_thread_(cfg.one_thread && !cfg.read_side_outside_fork),
+      apply_door_(one_thread_ ? &seq_bell_ : &apply_bell_),
       model_(ReadModelConfig{cfg.read, cfg.max_readers, cfg.book_history}, *engine_,
              std::move(base), read_arena_) {
   for (uint32_t w = 0; w < cfg.workers; ++w) {
@@ -74,19 +98,24 @@ void Pipeline::HeldResults::grow() {
 
 void Pipeline::start() {
   // A journal commit wakes the apply thread: results waiting on durability can go.
-  output_.set_on_durable([this](uint64_t) { apply_bell_.ring(); });
+  output_.set_on_durable([this](uint64_t) { apply_door_->ring(); });
   {
     std::lock_guard lk(placement_mu_);
     placed_ = 0;
   }
-  sequencer_ = std::thread([this] { sequencer_loop(); });
-  applier_ = std::thread([this] { apply_loop(); });
+  if (one_thread_) {
+    sequencer_ = std::thread([this] { one_thread_loop(); });
+  } else {
+    sequencer_ = std::thread([this] { sequencer_loop(); });
+    applier_ = std::thread([this] { apply_loop(); });
+  }
   // Both placed (pinned, named, scheduled) before the caller goes on: it reports the placement,
   // and the caller's next threads must not take their cores first.
   // (Bounded: a hot thread that cannot get its core, e.g. behind a SCHED_FIFO spinner there, must
   // not hang the start; the placement line then lacks it.)
   std::unique_lock lk(placement_mu_);
-  if (!placed_cv_.wait_for(lk, std::chrono::seconds(5), [this] { return placed_ == 2; }))
+  const int hot = one_thread_ ? 1 : 2;
+  if (!placed_cv_.wait_for(lk, std::chrono::seconds(5), [&] { return placed_ == hot; }))
     placement_ += "a hot thread had not placed itself 5 s after the start; ";
 }
 
@@ -96,7 +125,7 @@ void Pipeline::stop() {
   seq_bell_.ring();
   sequencer_.join();
   apply_bell_.ring();
-  applier_.join();
+  if (applier_.joinable()) applier_.join();
   // The threads are gone: a later start()'s threads own their state anew.
   seq_owner_.release();
   output_.owner().release();
@@ -140,38 +169,92 @@ void Pipeline::place_hot_thread(const char* name, int core, bool spins) {
 void Pipeline::sequencer_loop() {
   if (read_arena_ != 0) tachyon::disable_thread_cache();
   place_hot_thread("sequencer", cfg_.sequencer_core, cfg_.wait == WaitStrategy::kSpin);
-  RingSink sink(*this);
+  SeqLoop s(*this);
   Idler idler(cfg_.wait, seq_bell_);
-  SequencerProbe probe(cfg_.metrics);
-  uint32_t idle_rounds = 0;
   for (;;) {
-    size_t work = 0;
-    int64_t round_start = 0;  // the first tx's time: an idle round reads no clock
-    for (uint32_t w = 0; w < cfg_.workers; ++w) {  // fair: each ring gets at most drain_limit
-      work += ingress_[w]->drain(
-          [&](const Ingress& in) {
-            sequence(w, in, sink, probe);
-            if (round_start == 0) round_start = sink.tx_time_ns;
-          },
-          cfg_.drain_limit);
-    }
-    // The round's txs go to the journal at once; the apply thread is woken for them when it
-    // takes them now (durable already) or runs the group commit itself.
-    if (work > 0 && output_.end_round(engine_->last_seq())) apply_bell_.ring();
-    probe.round_end(work, round_start, [this] { return apply_ring_->size_approx(); });
-    if (task_pending_.load(std::memory_order_acquire)) run_task();
-    maybe_seal_block(work > 0, idle_rounds);
-    if (work == 0 && stop_.load(std::memory_order_acquire) && !ingress_pending()) break;
-    // seq_cst loads: the re-check after the Idler announced its sleep must not move before the
-    // announcement (Doorbell: a ring in between is then never missed).
+    const size_t work = sequencer_round(s);
+    if (work == 0 && sequencer_may_end()) break;
     idler.idle(
-        work, [&] { return ingress_pending() || stop_.load() || task_pending_.load(); },
-        seal_wait_us());
+        work, [&] { return sequencer_work_waiting(); }, seal_wait_us());
   }
+  sequencer_end();
+}
+
+// One round: every ingress ring drained (fair: at most drain_limit each), the round's txs handed
+// to the journal at once, a waiting task run, a due block sealed. Returns the txs sequenced.
+size_t Pipeline::sequencer_round(SeqLoop& s) {
+  size_t work = 0;
+  int64_t round_start = 0;  // the first tx's time: an idle round reads no clock
+  for (uint32_t w = 0; w < cfg_.workers; ++w) {
+    work += ingress_[w]->drain(
+        [&](const Ingress& in) {
+          sequence(w, in, s.sink, s.probe);
+          if (round_start == 0) round_start = s.sink.tx_time_ns;
+        },
+        cfg_.drain_limit);
+  }
+  // The apply thread is woken for the round's txs when it takes them now (durable already) or
+  // runs the group commit itself.
+  if (work > 0 && output_.end_round(engine_->last_seq())) apply_door_->ring();
+  s.probe.round_end(work, round_start, [this] { return apply_ring_->size_approx(); });
+  if (task_pending_.load(std::memory_order_acquire) && task_may_run()) run_task();
+  maybe_seal_block(work > 0, s.idle_rounds);
+  return work;
+}
+
+bool Pipeline::sequencer_may_end() const {
+  return stop_.load(std::memory_order_acquire) && !ingress_pending();
+}
+
+// seq_cst loads: the re-check after the Idler announced its sleep must not move before the
+// announcement (Doorbell: a ring in between is then never missed).
+bool Pipeline::sequencer_work_waiting() const {
+  return ingress_pending() || stop_.load() || task_pending_.load();
+}
+
+void Pipeline::sequencer_end() {
   // (A follower leaves its block open: the stream's may go on past it.)
   if (txs_in_block_ > 0 && !followed_) output_.seal(block_++, realtime_ns());
   output_.finish();
   sequencer_done_.store(true, std::memory_order_release);
+}
+
+// A task waits for the journal to hold the engine's last tx (fork snapshots): on one thread that
+// also runs the group commits, they are run first; a disk that is full defers the task.
+bool Pipeline::task_may_run() {
+  if (one_apply_ == nullptr) return true;
+  while (output_.group_due() && output_.commit_group()) {
+  }
+  return !output_.group_due();
+}
+
+// Both loops on one thread (PipelineConfig::one_thread): a tx's group commit, apply and publish
+// follow its execution with no wake-up in between. The sequencer's part ends first, then the
+// apply part once everything is routed (finish).
+void Pipeline::one_thread_loop() {
+  place_hot_thread("pipeline", cfg_.sequencer_core, cfg_.wait == WaitStrategy::kSpin);
+  SeqLoop s(*this);
+  ApplyLoop a(*this, cfg_.wait);
+  one_apply_ = &a;
+  Idler idler(cfg_.wait, seq_bell_);
+  bool sequencing = true;
+  for (;;) {
+    size_t work = 0;
+    if (sequencing) {
+      work += sequencer_round(s);
+      if (work == 0 && sequencer_may_end()) {
+        sequencer_end();
+        sequencing = false;
+      }
+    }
+    bool finished = false;
+    work += apply_round(a, finished);
+    if (finished) break;
+    idler.idle(
+        work, [&] { return (sequencing && sequencer_work_waiting()) || apply_work_waiting(); },
+        std::min(seal_wait_us(), apply_wait_us()));
+  }
+  one_apply_ = nullptr;
 }
 
 // One tx from worker w's ring: stamped, executed (its updates go to the apply ring through the
@@ -291,42 +374,52 @@ void Pipeline::apply_loop() {
   const WaitStrategy wait = cfg_.apply_wait.value_or(cfg_.wait);
   place_hot_thread("apply", cfg_.apply_core, wait == WaitStrategy::kSpin);
   Idler idler(wait, apply_bell_);
-  ApplyProbe probe(cfg_.metrics, &batch_samples_, cfg_.batch_samples);
-  const uint32_t warm_every = wait == WaitStrategy::kSpin ? cfg_.keep_warm_rounds : 0;
-  uint32_t idle_rounds = 0;
+  ApplyLoop a(*this, wait);
   for (;;) {
-    // GroupCommit::kFlusher: what the sequencer handed off is written (and synced) first, so the
-    // drain below finds it durable.
-    const size_t committed = output_.commit_group() ? 1 : 0;
-    probe.round_begin(batch_ > 0, apply_ring_->size_approx() > 0);
-    const size_t n = drain_durable(probe);
-    const bool whole = batch_publishable();
-    const bool idle_publish = batch_ == 0 && n == 0 && model_.idle_publish_due();
-    const int64_t now = whole || idle_publish ? realtime_ns() : 0;
-    probe.drained(n, whole, now);
-    if (whole) {
-      publish_batch(now, probe);
-    } else if (idle_publish) {
-      model_.publish_idle(now);
-    }
-    model_.collect();
-    const size_t routed = probe.route([this] { return release_results(); });
-    if ((whole || routed > 0) && notify_) notify_();
-    // Acquire: pairs with the sequencer's release after its last push, so an empty ring then
-    // means everything was applied. After a journal failure, what is left never becomes durable:
-    // it is never shown.
-    if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
-        (apply_ring_->size_approx() == 0 || output_.failed()) && finish())
-      break;
-    if (n + routed + committed > 0) {
-      idle_rounds = 0;
-    } else if (warm_every > 0 && !mid_tx_ && ++idle_rounds % warm_every == 0) {
-      // Stops as soon as the next updates are in the ring: warming must not delay them.
-      model_.keep_warm([this] { return apply_ring_->size_approx() > 0; });
-    }
+    bool finished = false;
+    const size_t work = apply_round(a, finished);
+    if (finished) break;
     idler.idle(
-        n + routed + committed, [this] { return apply_work_waiting(); }, apply_wait_us());
+        work, [this] { return apply_work_waiting(); }, apply_wait_us());
   }
+}
+
+// One round: a group commit (GroupCommit::kFlusher: what the sequencer handed off, written and
+// synced first so the drain finds it durable), the durable updates applied, a whole batch
+// published, results routed. Returns the work done; `finished` once everything is routed after
+// the sequencer ended.
+size_t Pipeline::apply_round(ApplyLoop& a, bool& finished) {
+  ApplyProbe& probe = a.probe;
+  const size_t committed = output_.commit_group() ? 1 : 0;
+  probe.round_begin(batch_ > 0, apply_ring_->size_approx() > 0);
+  const size_t n = drain_durable(probe);
+  const bool whole = batch_publishable();
+  const bool idle_publish = batch_ == 0 && n == 0 && model_.idle_publish_due();
+  const int64_t now = whole || idle_publish ? realtime_ns() : 0;
+  probe.drained(n, whole, now);
+  if (whole) {
+    publish_batch(now, probe);
+  } else if (idle_publish) {
+    model_.publish_idle(now);
+  }
+  model_.collect();
+  const size_t routed = probe.route([this] { return release_results(); });
+  if ((whole || routed > 0) && notify_) notify_();
+  // Acquire: pairs with the sequencer's release after its last push, so an empty ring then
+  // means everything was applied. After a journal failure, what is left never becomes durable:
+  // it is never shown.
+  if (n == 0 && sequencer_done_.load(std::memory_order_acquire) &&
+      (apply_ring_->size_approx() == 0 || output_.failed()) && finish()) {
+    finished = true;
+    return 0;
+  }
+  if (n + routed + committed > 0) {
+    a.idle_rounds = 0;
+  } else if (a.warm_every > 0 && !mid_tx_ && ++a.idle_rounds % a.warm_every == 0) {
+    // Stops as soon as the next updates are in the ring: warming must not delay them.
+    model_.keep_warm([this] { return apply_ring_->size_approx() > 0; });
+  }
+  return n + routed + committed;
 }
 
 // Takes the ring's updates up to the durable frontier: a tx once it is durable, a tx begun to its

@@ -543,30 +543,35 @@ uint64_t shown_seq(pipe::Pipeline& p, BookReader& book) {
   return shown;
 }
 
-// The two ways group commits run under a pipeline: the journal's writer thread, and the apply
-// thread between its batches (the server's default).
-constexpr store::GroupCommit kGroupCommits[] = {store::GroupCommit::kWriterThread,
-                                                store::GroupCommit::kFlusher};
-const char* group_commit_name(store::GroupCommit g) {
-  return g == store::GroupCommit::kFlusher ? "group commits on the apply thread"
-                                           : "group commits on the journal's writer thread";
-}
+// The ways a pipeline runs its group commits: on the journal's writer thread, on the apply thread
+// between its batches (the server's default), and on the one thread that runs both loops.
+struct Shape {
+  store::GroupCommit group_commit;
+  bool one_thread;
+  const char* name;
+};
+constexpr Shape kShapes[] = {
+    {store::GroupCommit::kWriterThread, false, "group commits on the journal's writer thread"},
+    {store::GroupCommit::kFlusher, false, "group commits on the apply thread"},
+    {store::GroupCommit::kFlusher, true, "one pipeline thread, group commits on it"},
+};
 
 // Durability before visibility: no reader sees a tx (applied_seq, a book snapshot) before the
 // journal holds it. Under fsync each group commit is a real fdatasync, so without the rule the
 // apply thread publishes well ahead of it; the reader samples what it is shown, then what is
 // durable, so a durable_seq read after the shown seq can only be higher.
-void readers_never_see_a_tx_before_the_journal_holds_it(store::GroupCommit gc) {
+void readers_never_see_a_tx_before_the_journal_holds_it(const Shape& shape) {
   TempDir dir;
   TxBuilder b;
   uint64_t seq = 0;
   auto engine = funded_engine(b, seq);
   store::JournalConfig jc{dir.path(), store::Durability::kFsync};
-  jc.group_commit = gc;
+  jc.group_commit = shape.group_commit;
   std::unique_ptr<store::Journal> journal;
   ASSERT_TRUE(store::Journal::open(jc, seq + 1, journal).ok());
   pipe::PipelineConfig pc;
   pc.workers = 1;
+  pc.one_thread = shape.one_thread;
   pipe::Pipeline p(pc, std::move(engine), journal.get(), nullptr);
   p.start();
   std::atomic<bool> done{false};
@@ -611,9 +616,9 @@ void readers_never_see_a_tx_before_the_journal_holds_it(store::GroupCommit gc) {
 }
 
 TEST(Pipeline, readers_never_see_a_tx_before_the_journal_holds_it) {
-  for (const store::GroupCommit gc : kGroupCommits) {
-    SCOPED_TRACE(group_commit_name(gc));
-    readers_never_see_a_tx_before_the_journal_holds_it(gc);
+  for (const Shape& shape : kShapes) {
+    SCOPED_TRACE(shape.name);
+    readers_never_see_a_tx_before_the_journal_holds_it(shape);
   }
 }
 
@@ -624,8 +629,8 @@ TEST(Pipeline, readers_never_see_a_tx_before_the_journal_holds_it) {
 TEST(Pipeline, what_readers_were_shown_before_a_power_cut_is_there_after_recovery) {
   uint64_t cuts = 0, shown_total = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    const store::GroupCommit gc = kGroupCommits[seed % 2];
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + group_commit_name(gc));
+    const Shape& shape = kShapes[seed % 3];
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + shape.name);
     store::SimDisk disk(seed);
     TxBuilder b;
     uint64_t seq = 0;
@@ -634,11 +639,12 @@ TEST(Pipeline, what_readers_were_shown_before_a_power_cut_is_there_after_recover
     store::JournalConfig jc{"/data", store::Durability::kFsync};
     jc.segment_bytes = 8192;
     jc.disk = &disk;
-    jc.group_commit = gc;
+    jc.group_commit = shape.group_commit;
     std::unique_ptr<store::Journal> journal;
     ASSERT_TRUE(store::Journal::open(jc, seq + 1, journal).ok());
     pipe::PipelineConfig pc;
     pc.workers = 1;
+    pc.one_thread = shape.one_thread;
     pipe::Pipeline p(pc, std::move(engine), journal.get(), nullptr);
     p.start();
     std::atomic<bool> done{false};

@@ -67,6 +67,11 @@ struct PipelineConfig {
   // sequenced, with the seq, block and time the primary gave it (from the journal stream), and a
   // block ends where the stream's next block starts. lead() makes it sequence from then on.
   bool follower = false;
+  // The sequencer's and the apply thread's loops on one thread ("pipeline"): a tx's group commit,
+  // apply and publish follow its execution without a wake-up (fewer context switches on a small
+  // machine; docs/ARCHITECTURE.md "Threads on a small machine"). Not with read_side_outside_fork
+  // (the two parts allocate from different arenas): two threads then.
+  bool one_thread = false;
 };
 
 // The whole pipeline, for the app. The api workers see it as a Front (front.hpp).
@@ -166,9 +171,17 @@ class Pipeline final : public Front {
     size_t head_ = 0, n_ = 0;
   };
   class RingSink;
+  struct SeqLoop;    // a sequencer loop's own state (pipeline.cpp)
+  struct ApplyLoop;  // an apply loop's own state (pipeline.cpp)
 
   void place_hot_thread(const char* name, int core, bool spins);
   void sequencer_loop();
+  size_t sequencer_round(SeqLoop& s);
+  bool sequencer_may_end() const;
+  bool sequencer_work_waiting() const;
+  void sequencer_end();
+  bool task_may_run();
+  void one_thread_loop();
   void sequence(uint32_t w, const Ingress& in, RingSink& sink, SequencerProbe& probe);
   // Stamps tx: as it came when following, else with the next seq, this block and now.
   void stamp(Tx& tx);
@@ -179,6 +192,7 @@ class Pipeline final : public Front {
   long apply_wait_us() const;  // apply thread
   void run_task();
   void apply_loop();
+  size_t apply_round(ApplyLoop& a, bool& finished);
   size_t drain_durable(ApplyProbe& probe);
   void apply(const ApplyItem& it);
   bool batch_publishable() const;
@@ -197,6 +211,11 @@ class Pipeline final : public Front {
   std::unique_ptr<SpscRing<ApplyItem>> apply_ring_;
   std::vector<std::unique_ptr<SpscRing<Result>>> results_;
   Doorbell seq_bell_, apply_bell_;
+  const bool one_thread_;
+  // Where a producer rings the apply side: its own thread's doorbell, or with one thread the
+  // sequencer's, which that thread sleeps on.
+  Doorbell* const apply_door_;
+  ApplyLoop* one_apply_ = nullptr;  // one thread: its apply state (a full apply ring drains it)
   // Release/acquire: stop_ and sequencer_done_ hand over "no more input" between threads;
   // applied_seq_ is released after the views up to it are published.
   std::atomic<bool> stop_{false};
