@@ -281,7 +281,9 @@ void sequencer_during_snapshots(Engine& e, const EngineConfig& cfg, const std::s
     return lat;
   };
   const auto none = phase([] { return false; }, 1000);
-  // The committer must have caught up before its snapshot is asked for (as in a server at rest).
+  // The committer must have caught up before its snapshot is asked for (as in a server at rest):
+  // the open block's txs handed over too.
+  committer.hand_off();
   while (committer.applied_seq() < seq) std::this_thread::yield();
   if (!committer.request_snapshot(nullptr)) return;
   Status rs;

@@ -240,7 +240,11 @@ void Pipeline::one_thread_loop() {
   bool sequencing = true;
   for (;;) {
     size_t work = 0;
-    if (sequencing) {
+    // While the disk is full the journal holds what it has and takes nothing more: the ingress
+    // rings fill and the api answers "busy" (handing more over would wait for room only this
+    // thread can make).
+    const bool space_wait = output_.waiting_for_space();
+    if (sequencing && !space_wait) {
       work += sequencer_round(s);
       if (work == 0 && sequencer_may_end()) {
         sequencer_end();
@@ -251,7 +255,10 @@ void Pipeline::one_thread_loop() {
     work += apply_round(a, finished);
     if (finished) break;
     idler.idle(
-        work, [&] { return (sequencing && sequencer_work_waiting()) || apply_work_waiting(); },
+        work,
+        [&] {
+          return (sequencing && !space_wait && sequencer_work_waiting()) || apply_work_waiting();
+        },
         std::min(seal_wait_us(), apply_wait_us()));
   }
   one_apply_ = nullptr;
@@ -333,9 +340,11 @@ long Pipeline::seal_wait_us() const {
 // ring, retired book snapshots readers still hold, a batch waiting for its journal commit), else
 // kParkedIdleUs (updates, a commit and the stop ring it).
 long Pipeline::apply_wait_us() const {
-  if (const long retry = output_.group_retry_us(); retry > 0) return retry;  // the disk was full
   const bool polling = !held_.empty() || batch_ > 0 || model_.collecting();
-  return polling ? 1000 : kParkedIdleUs;
+  const long wait = polling ? 1000 : kParkedIdleUs;
+  // The disk was full: the next group commit is tried then.
+  if (const long retry = output_.group_retry_us(); retry > 0) return std::min(retry, wait);
+  return wait;
 }
 
 void Pipeline::run_task() {

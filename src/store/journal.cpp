@@ -302,14 +302,18 @@ void Journal::stage(const Tx& tx) {
   ++next_seq_;
 }
 
-// Waits for room only while older records are pending: a hand-off larger than the bound still
-// goes through once the group commit took everything before it.
+// Waits for room only while older records are pending (a hand-off larger than the bound still
+// goes through once the group commit took everything before it), and only when another thread
+// makes that room: never on the thread that runs the group commits itself.
 void Journal::hand_off() {
   if (staged_.empty()) return;
   std::unique_lock lk(mu_);
+  const bool room_comes = cfg_.group_commit == GroupCommit::kWriterThread ||
+                          (cfg_.group_commit == GroupCommit::kFlusher &&
+                           flusher_.load(std::memory_order_relaxed) != std::this_thread::get_id());
   space_cv_.wait(lk, [&] {
     return pending_.empty() || pending_.size() + staged_.size() <= cfg_.max_pending_bytes ||
-           failed() || cfg_.group_commit == GroupCommit::kAppender;
+           failed() || !room_comes;
   });
   if (pending_.empty()) pending_first_ = staged_first_;
   pending_.insert(pending_.end(), staged_.begin(), staged_.end());
@@ -488,6 +492,7 @@ Status Journal::flush() {
 Status Journal::flush_once() {
   TACHYON_ASSERT(cfg_.group_commit != GroupCommit::kWriterThread,
                  "journal: flush_once() is for a journal without a writer thread");
+  flusher_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   switch (commit_once(/*wait_for_work=*/false)) {
     case Commit::kDone:
     case Commit::kIdle: return Status();

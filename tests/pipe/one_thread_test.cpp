@@ -10,6 +10,7 @@
 
 #include "store/store_support.hpp"
 #include "tachyon/pipe/pipeline.hpp"
+#include "tachyon/store/sim_disk.hpp"
 
 namespace tachyon::testing {
 namespace {
@@ -95,6 +96,82 @@ TEST(OneThreadPipeline, answers_every_tx_once_durable_through_bursts_and_a_journ
   std::unique_ptr<Engine> rec;
   store::RecoveryReport rep;
   ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, rec, rep).ok());
+  EXPECT_EQ(rec->state_hash(), p.engine().state_hash());
+}
+
+// A full disk on the one thread that both sequences and commits: it takes no more txs (the ingress
+// ring fills, submit refuses) instead of waiting for room only it could make, retries the commit,
+// and goes on by itself once there is space; nothing answered is lost.
+TEST(OneThreadPipeline, a_full_disk_stops_the_intake_and_trading_resumes_when_space_returns) {
+  store::SimDisk disk(11);
+  TxBuilder b;
+  uint64_t seq = 0;
+  std::vector<Tx> genesis;
+  auto engine = funded(b, seq, genesis);
+  store::JournalConfig jc{"/data", store::Durability::kFsync};
+  jc.disk = &disk;
+  jc.group_commit = store::GroupCommit::kFlusher;
+  jc.space_retry_ms = 5;
+  jc.max_pending_bytes = 16 << 10;  // less than one full ingress ring of records
+  std::unique_ptr<store::Journal> journal;
+  ASSERT_TRUE(store::Journal::open(jc, 1, journal).ok());
+  for (const Tx& tx : genesis) journal->append(tx);
+  ASSERT_TRUE(journal->flush().ok());
+  pipe::PipelineConfig pc;
+  pc.workers = 1;
+  pc.one_thread = true;
+  pc.ingress_capacity = 512;
+  pipe::Pipeline p(pc, std::move(engine), journal.get(), nullptr);
+  p.start();
+  TxBuilder wb(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count());  // the sequencer stamps real time: order expiries must be ahead of it
+  std::vector<int64_t> nonce(10, 0);
+  uint64_t sent = 0, got = 0, bad = 0;
+  auto submit = [&] {
+    const AccountIndex a = 100 + sent % 10;
+    const bool ask = sent % 2;
+    if (!p.submit(0, wb.limit(a, nonce[a - 100], 0, ask, 300000 + (ask ? 100 : -100), 1), sent, 0))
+      return false;
+    ++nonce[a - 100];
+    ++sent;
+    return true;
+  };
+  auto take = [&] {
+    got += p.poll_results(0, [&](const pipe::Result& r) {
+      if (r.seq > journal->durable_seq() || r.reject != Reject::kOk) ++bad;
+    });
+  };
+  disk.set_capacity(disk.used_bytes() + 3000);  // a few group commits, then full
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  uint64_t refused = 0;
+  while (refused < 1000 && std::chrono::steady_clock::now() < deadline) {
+    if (!submit()) {
+      ++refused;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    take();
+  }
+  ASSERT_GE(refused, 1000u) << "the intake never stopped";
+  EXPECT_TRUE(journal->out_of_space());
+  EXPECT_FALSE(journal->failed());
+  EXPECT_LT(got, sent);           // txs wait for the disk, unanswered
+  disk.set_capacity(UINT64_MAX);  // the operator made room
+  while (sent < 4000 && std::chrono::steady_clock::now() < deadline) {
+    if (!submit()) std::this_thread::yield();
+    take();
+  }
+  while (got < sent && std::chrono::steady_clock::now() < deadline) take();
+  p.stop();
+  EXPECT_EQ(got, sent);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_FALSE(journal->out_of_space());
+  journal->close();
+  store::RecoverOptions opt;
+  opt.disk = &disk;
+  std::unique_ptr<Engine> rec;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover("/data", EngineConfig{}, rec, rep, opt).ok());
   EXPECT_EQ(rec->state_hash(), p.engine().state_hash());
 }
 

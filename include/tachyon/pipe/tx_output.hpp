@@ -69,6 +69,9 @@ class TxOutput {
       space_retry_ns_ = realtime_ns() + int64_t{journal_->space_retry_ms()} * 1'000'000;
     return s.ok();
   }
+  // A group commit waits for the disk to have room (the flusher's: it takes no more txs meanwhile
+  // when it also sequences them).
+  bool waiting_for_space() const { return group_due() && journal_->out_of_space(); }
   // Records wait for commit_group (false without a flusher, or once the journal failed).
   bool group_due() const { return flusher() && !journal_->failed() && journal_->flush_pending(); }
   // How long a flusher with a group due may sleep: until the disk is tried again (0: not full).

@@ -46,8 +46,8 @@ class Journal;
 class Replicator {
  public:
   virtual ~Replicator() = default;
-  // The journal's writer thread: the frames of seqs [first, last], exactly as written to the
-  // segment, sent after write(2) and before fdatasync (the two overlap). The replicator copies
+  // The thread that runs the group commit: the frames of seqs [first, last], exactly as written to
+  // the segment, sent after write(2) and before fdatasync (the two overlap). The replicator copies
   // them, and later calls journal.replicated(last) once they are stored, in seq order, or
   // journal.replication_failed(why) when they never will be. May block while its queue is full.
   virtual void send(Journal& journal, uint64_t first, uint64_t last, const uint8_t* frames,
@@ -142,14 +142,14 @@ class Journal {
   // kReplicated, the replicator's thread: what was sent will never be stored (this node was
   // fenced off: another primary writes the stream). The journal fails for good with `why`.
   void replication_failed(const std::string& why);
-  // Called on the writer thread after each group commit with the new durable seq. May be set
+  // Called on the committing thread after each group commit with the new durable seq. May be set
   // at any time (the writer picks it up under the lock at its next commit).
   void set_on_durable(std::function<void(uint64_t)> cb) {
     std::lock_guard lk(mu_);
     on_durable_ = std::move(cb);
   }
-  // Group-commit metrics, recorded by the writer thread (set before the first append; null: off):
-  // records per commit and the commit's write(2) + fdatasync time.
+  // Group-commit metrics, recorded by the committing thread (set before the first append; null:
+  // off): records per commit and the commit's write(2) + fdatasync time.
   void set_metrics(tachyon::Histogram* group_records, tachyon::Histogram* commit_ns) {
     std::lock_guard lk(mu_);
     m_group_records_ = group_records;
@@ -200,6 +200,8 @@ class Journal {
   // The last seq handed off (released by hand_off) and the last one written by a group commit
   // (released after it): flush_pending() compares them without the lock.
   std::atomic<uint64_t> handed_seq_{0}, written_seq_{0};
+  // The thread that last ran flush_once (relaxed: hand_off compares it with its own id only).
+  std::atomic<std::thread::id> flusher_{};
   std::vector<uint8_t> pending_;  // guarded by mu_
   std::vector<uint8_t> writing_;  // the committing thread's; kept across an out-of-space retry
   uint64_t pending_first_ = 0, pending_last_ = 0;  // guarded by mu_
