@@ -82,6 +82,10 @@ double ratio(__int128 a, __int128 b) {
 }
 }  // namespace
 
+double daily_price_change(const pipe::MarketView& m) {
+  return m.daily_open == 0 ? 0.0 : 100.0 * ratio(m.last_trade_price - m.daily_open, m.daily_open);
+}
+
 void write_market_details(JsonWriter& w, const pipe::MarketView& m, bool full) {
   const MarketParams& p = m.params;
   const int pd = p.price_decimals, sd = p.size_decimals;
@@ -108,9 +112,7 @@ void write_market_details(JsonWriter& w, const pipe::MarketView& m, bool full) {
     w.key("daily_quote_token_volume").dec_num(m.daily_quote, kUsdc);
     w.key("daily_price_low").dec_num(m.daily_low, pd);
     w.key("daily_price_high").dec_num(m.daily_high, pd);
-    const double change =
-        m.daily_open == 0 ? 0.0 : 100.0 * ratio(m.last_trade_price - m.daily_open, m.daily_open);
-    w.key("daily_price_change").raw(std::to_string(change));
+    w.key("daily_price_change").raw(std::to_string(daily_price_change(m)));
     w.key("open_interest").dec_num(m.open_interest, sd);
     w.key("daily_chart").obj().end_obj();
     w.key("market_config")
@@ -149,9 +151,7 @@ void write_market_stats(JsonWriter& w, const pipe::MarketView& m) {
       .dec_num(m.daily_low, pd)
       .key("daily_price_high")
       .dec_num(m.daily_high, pd);
-  const double change =
-      m.daily_open == 0 ? 0.0 : 100.0 * ratio(m.last_trade_price - m.daily_open, m.daily_open);
-  w.key("daily_price_change").raw(std::to_string(change));
+  w.key("daily_price_change").raw(std::to_string(daily_price_change(m)));
   w.kv_i("daily_trades_count", m.daily_trades);
   w.end_obj();
 }

@@ -453,23 +453,28 @@ HttpReply WorkerLogic::get_exchange_stats(RestCall& c) {
   HttpReply& r = c.r;
   JsonWriter& w = c.w;
   Usdc volume = 0;
-  uint64_t trades = 0;
+  uint64_t trades = 0, markets = 0;
   w.obj().kv_i("code", 200).key("order_book_stats").arr();
   for (int m = 0; m < kMaxMarkets; ++m) {
     if (auto v = dry_.market(static_cast<MarketId>(m))) {
       volume += v->daily_quote;
       trades += v->daily_trades;
+      ++markets;
       w.obj()
           .kv_s("symbol", symbol_of(v->params))
           .key("last_trade_price")
           .dec_num(v->last_trade_price, v->params.price_decimals);
       w.kv_i("daily_trades_count", v->daily_trades)
+          .key("daily_base_token_volume")
+          .dec_num(v->daily_base, v->params.size_decimals)
           .key("daily_quote_token_volume")
           .dec_num(v->daily_quote, 6);
+      w.key("daily_price_change").raw(std::to_string(daily_price_change(*v)));
       w.end_obj();
     }
   }
   w.end_arr()
+      .kv_i("total", static_cast<int64_t>(markets))
       .key("daily_usd_volume")
       .dec_num(volume, 6)
       .kv_i("daily_trades_count", trades)

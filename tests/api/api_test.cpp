@@ -119,6 +119,20 @@ TEST(Api, rest_reads_equal_the_state_built_with_signed_txs) {
   EXPECT_NEAR(vol, 0.7, 1e-9);
   EXPECT_DOUBLE_EQ(hi, 3010.0);
   EXPECT_DOUBLE_EQ(lo, 2990.0);
+  // exchange stats: a row per market with the fields Lighter's SDK requires (OrderBookStats),
+  // `total` the rows; market 0's day: 0.7 traded, from 3010 (the first trade) to 2990 (the last)
+  auto ex = parse(p, s.get("/api/v1/exchangeStats").body);
+  simdjson::dom::array rows;
+  ASSERT_EQ(ex["order_book_stats"].get(rows), simdjson::SUCCESS);
+  EXPECT_EQ(num(ex, "total"), static_cast<int64_t>(rows.size()));
+  auto r0 = rows.at(0);
+  EXPECT_EQ(str(r0, "symbol"), "ETH");
+  EXPECT_EQ(num(r0, "daily_trades_count"), 2);
+  double base = 0, change = 0;
+  ASSERT_EQ(r0["daily_base_token_volume"].get_double().get(base), simdjson::SUCCESS);
+  ASSERT_EQ(r0["daily_price_change"].get_double().get(change), simdjson::SUCCESS);
+  EXPECT_NEAR(base, 0.7, 1e-9);
+  EXPECT_NEAR(change, 100.0 * (2990 - 3010) / 3010, 1e-4);
   // blocks: sealed every 100 ms by default, committed off the hot path; a chain of commitments
   // The first commitment: the `height` channel pushes it (each read gives up after 10 s).
   WsClient hc(s.port());

@@ -18,6 +18,8 @@ HttpReply error_reply(int http, int code, std::string_view message);
 HttpReply reject_reply(Reject code, std::string_view detail);
 
 std::string_view symbol_of(const MarketParams& p);
+// The last trade price against the day's first, in percent (0 before a trade today).
+double daily_price_change(const pipe::MarketView& m);
 std::string_view order_status(RemoveReason r);
 std::string_view order_type_name(OrderType t);
 std::string_view tif_name(TimeInForce t);
