@@ -233,6 +233,7 @@ bool Pipeline::task_may_run() {
 // apply part once everything is routed (finish).
 void Pipeline::one_thread_loop() {
   place_hot_thread("pipeline", cfg_.sequencer_core, cfg_.wait == WaitStrategy::kSpin);
+  output_.claim_group_commit();  // before the first hand-off: it must never wait for itself
   SeqLoop s(*this);
   ApplyLoop a(*this, cfg_.wait);
   one_apply_ = &a;
@@ -382,6 +383,7 @@ void Pipeline::apply_loop() {
   const tachyon::ArenaScope arena(read_arena_);
   const WaitStrategy wait = cfg_.apply_wait.value_or(cfg_.wait);
   place_hot_thread("apply", cfg_.apply_core, wait == WaitStrategy::kSpin);
+  output_.claim_group_commit();
   Idler idler(wait, apply_bell_);
   ApplyLoop a(*this, wait);
   for (;;) {

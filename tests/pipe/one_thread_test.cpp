@@ -37,6 +37,7 @@ TEST(OneThreadPipeline, answers_every_tx_once_durable_through_bursts_and_a_journ
   auto engine = funded(b, seq, genesis);
   store::JournalConfig jc{dir.path(), store::Durability::kFsync};
   jc.group_commit = store::GroupCommit::kFlusher;
+  jc.max_pending_bytes = 4096;  // a round of 256 orders hands over several times
   std::unique_ptr<store::Journal> journal;
   ASSERT_TRUE(store::Journal::open(jc, 1, journal).ok());
   for (const Tx& tx : genesis) journal->append(tx);
@@ -47,8 +48,6 @@ TEST(OneThreadPipeline, answers_every_tx_once_durable_through_bursts_and_a_journ
   pc.ingress_capacity = 8192;
   pc.apply_capacity = 256;  // one round of 256 orders emits more updates than this holds
   pipe::Pipeline p(pc, std::move(engine), journal.get(), nullptr);
-  p.start();
-  EXPECT_NE(p.placement_report().find("pipeline"), std::string::npos) << p.placement_report();
   TxBuilder wb(std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count());
@@ -74,6 +73,12 @@ TEST(OneThreadPipeline, answers_every_tx_once_durable_through_bursts_and_a_journ
       } else {
         take();
       }
+    }
+    // The first burst waited in the ring: the thread's very first round stages more than the
+    // journal's bound before any group commit ran, and must not wait for room only it can make.
+    if (burst == 0) {
+      p.start();
+      EXPECT_NE(p.placement_report().find("pipeline"), std::string::npos) << p.placement_report();
     }
     // A task on the pipeline thread that waits for the journal to hold the engine's last tx: the
     // thread commits what it handed off before it runs the task.

@@ -72,6 +72,11 @@ class TxOutput {
   // A group commit waits for the disk to have room (the flusher's: it takes no more txs meanwhile
   // when it also sequences them).
   bool waiting_for_space() const { return group_due() && journal_->out_of_space(); }
+  // The apply thread (or the one pipeline thread), before its first round: it runs the group
+  // commits (GroupCommit::kFlusher).
+  void claim_group_commit() {
+    if (flusher()) journal_->claim_group_commit();
+  }
   // Records wait for commit_group (false without a flusher, or once the journal failed).
   bool group_due() const { return flusher() && !journal_->failed() && journal_->flush_pending(); }
   // How long a flusher with a group due may sleep: until the disk is tried again (0: not full).

@@ -122,6 +122,12 @@ class Journal {
   Status flush();
   // One group commit only (a flusher that has other work between commits).
   Status flush_once();
+  // kFlusher: the calling thread runs the group commits from now on. Called before its first
+  // hand-off when the same thread also appends: hand_off then never waits for room only it could
+  // make.
+  void claim_group_commit() {
+    flusher_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  }
   int space_retry_ms() const { return cfg_.space_retry_ms; }
   // Records handed off and not yet written (any thread; a flusher's cheap check before flush()).
   bool flush_pending() const {
