@@ -29,6 +29,25 @@ std::unique_ptr<Engine> funded(TxBuilder& b, uint64_t& seq, std::vector<Tx>& gen
   return e;
 }
 
+// The journal the pipeline runs on (its group commits on the pipeline thread), holding the
+// genesis txs the engine was built from; null when it cannot be opened.
+std::unique_ptr<store::Journal> genesis_journal(store::JournalConfig jc,
+                                                const std::vector<Tx>& genesis) {
+  jc.group_commit = store::GroupCommit::kFlusher;
+  std::unique_ptr<store::Journal> journal;
+  if (!store::Journal::open(jc, 1, journal).ok()) return nullptr;
+  for (const Tx& tx : genesis) journal->append(tx);
+  if (!journal->flush().ok()) return nullptr;
+  return journal;
+}
+
+// Orders stamped by the sequencer with real time: their expiries must be ahead of it.
+TxBuilder now_builder() {
+  return TxBuilder(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count());
+}
+
 TEST(OneThreadPipeline, answers_every_tx_once_durable_through_bursts_and_a_journal_waiting_task) {
   TempDir dir;
   TxBuilder b;
@@ -36,21 +55,16 @@ TEST(OneThreadPipeline, answers_every_tx_once_durable_through_bursts_and_a_journ
   std::vector<Tx> genesis;
   auto engine = funded(b, seq, genesis);
   store::JournalConfig jc{dir.path(), store::Durability::kFsync};
-  jc.group_commit = store::GroupCommit::kFlusher;
   jc.max_pending_bytes = 4096;  // a round of 256 orders hands over several times
-  std::unique_ptr<store::Journal> journal;
-  ASSERT_TRUE(store::Journal::open(jc, 1, journal).ok());
-  for (const Tx& tx : genesis) journal->append(tx);
-  ASSERT_TRUE(journal->flush().ok());
+  auto journal = genesis_journal(jc, genesis);
+  ASSERT_NE(journal, nullptr);
   pipe::PipelineConfig pc;
   pc.workers = 1;
   pc.one_thread = true;
   pc.ingress_capacity = 8192;
   pc.apply_capacity = 256;  // one round of 256 orders emits more updates than this holds
   pipe::Pipeline p(pc, std::move(engine), journal.get(), nullptr);
-  TxBuilder wb(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count());
+  TxBuilder wb = now_builder();
   std::vector<int64_t> nonce(10, 0);
   std::vector<uint8_t> answered;
   uint64_t bad = 0, got = 0, sent = 0;
@@ -115,22 +129,17 @@ TEST(OneThreadPipeline, a_full_disk_stops_the_intake_and_trading_resumes_when_sp
   auto engine = funded(b, seq, genesis);
   store::JournalConfig jc{"/data", store::Durability::kFsync};
   jc.disk = &disk;
-  jc.group_commit = store::GroupCommit::kFlusher;
   jc.space_retry_ms = 5;
   jc.max_pending_bytes = 16 << 10;  // less than one full ingress ring of records
-  std::unique_ptr<store::Journal> journal;
-  ASSERT_TRUE(store::Journal::open(jc, 1, journal).ok());
-  for (const Tx& tx : genesis) journal->append(tx);
-  ASSERT_TRUE(journal->flush().ok());
+  auto journal = genesis_journal(jc, genesis);
+  ASSERT_NE(journal, nullptr);
   pipe::PipelineConfig pc;
   pc.workers = 1;
   pc.one_thread = true;
   pc.ingress_capacity = 512;
   pipe::Pipeline p(pc, std::move(engine), journal.get(), nullptr);
   p.start();
-  TxBuilder wb(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count());  // the sequencer stamps real time: order expiries must be ahead of it
+  TxBuilder wb = now_builder();
   std::vector<int64_t> nonce(10, 0);
   uint64_t sent = 0, got = 0, bad = 0;
   auto submit = [&] {
@@ -149,11 +158,11 @@ TEST(OneThreadPipeline, a_full_disk_stops_the_intake_and_trading_resumes_when_sp
   };
   disk.set_capacity(disk.used_bytes() + 3000);  // a few group commits, then full
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  uint64_t refused = 0;
+  uint64_t refused = 0;  // submits refused once the disk is full
   while (refused < 1000 && std::chrono::steady_clock::now() < deadline) {
-    if (!submit()) {
+    if (!submit() && journal->out_of_space()) {
       ++refused;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      std::this_thread::yield();
     }
     take();
   }
