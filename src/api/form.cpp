@@ -136,4 +136,24 @@ std::optional<std::string> field(const FormFields& f, std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<std::string> query(std::string_view target, std::string_view key) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  return field(parse_urlencoded(target.substr(q + 1)), key);
+}
+
+bool query_i64(std::string_view target, std::string_view key, int64_t& out) {
+  const auto v = query(target, key);
+  if (!v) return false;
+  try {
+    size_t used = 0;
+    const long long x = std::stoll(*v, &used);
+    if (used != v->size()) return false;
+    out = x;
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 }  // namespace tachyon::api

@@ -21,27 +21,6 @@ namespace tachyon::api {
 namespace {
 int64_t now_ns() { return realtime_ns(); }
 
-std::optional<std::string> query(std::string_view target, std::string_view key) {
-  const size_t q = target.find('?');
-  if (q == std::string_view::npos) return std::nullopt;
-  return field(parse_urlencoded(target.substr(q + 1)), key);
-}
-
-template <typename T>
-bool query_int(std::string_view target, std::string_view key, T& out) {
-  const auto v = query(target, key);
-  if (!v) return false;
-  try {
-    size_t used = 0;
-    const long long x = std::stoll(*v, &used);
-    if (used != v->size()) return false;
-    out = static_cast<T>(x);
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
 }  // namespace
 
 WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Front& pipe, uint32_t index)
@@ -109,6 +88,9 @@ const WorkerLogic::Route WorkerLogic::kRoutes[] = {
     {false, false, "/api/v1/tx", &WorkerLogic::get_tx},
     {false, false, "/api/v1/accountsByL1Address", &WorkerLogic::get_accounts_by_l1},
     {false, false, "/api/v1/orderBookUpdates", &WorkerLogic::get_order_book_updates},
+    {false, false, "/api/v1/accountActiveOrders", &WorkerLogic::get_active_orders},
+    {false, false, "/api/v1/accountInactiveOrders", &WorkerLogic::get_inactive_orders},
+    {false, false, "/api/v1/trades", &WorkerLogic::get_trades},
 };
 
 // A path on the wrong listener or with the wrong method: 404 on the admin listener, 405 for a

@@ -269,7 +269,10 @@ void WorkerLogic::on_sent_result(SendBatch& b, size_t i, const Tx& tx, const pip
   w.kv_i("volume_quota_remaining", 1000000);
   w.kv_i("seq", b.results.back().seq).kv_i("block", b.results.back().block);
   w.kv_s("status", bad ? "rejected" : "executed");
-  if (!b.batch && b.results[0].order_index != 0) w.kv_i("order_index", b.results[0].order_index);
+  if (!b.batch && b.results[0].order_index != 0) {  // a new order's index (ccxt reads order_id)
+    w.kv_i("order_index", b.results[0].order_index);
+    w.kv_s("order_id", std::to_string(b.results[0].order_index));
+  }
   w.end_obj();
   if (bad) r.status = 400;
   b.done(std::move(r));

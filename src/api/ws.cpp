@@ -74,12 +74,12 @@ std::optional<Channel> parse_channel(std::string_view ch) {
     return c;
   }
   if (c.kind == "account_all" || c.kind == "user_stats" || c.kind == "account_all_trades" ||
-      c.kind == "account_all_orders") {
+      c.kind == "account_all_orders" || c.kind == "account_all_assets") {
     if (!parse_u(rest, a)) return std::nullopt;
     c.account = a;
     c.key = c.kind + "/" + std::to_string(a);
     c.frame = c.kind + ":" + std::to_string(a);
-    c.needs_auth = c.kind == "account_all_orders";
+    c.needs_auth = c.kind == "account_all_orders" || c.kind == "account_all_assets";
     return c;
   }
   if (c.kind == "account_orders") {
@@ -362,14 +362,7 @@ void WorkerLogic::ws_subscribe(const std::shared_ptr<WsConn>& c, std::string_vie
       const pipe::AccountView* a = dry_.accounts().find(static_cast<AccountIndex>(ch->account));
       if (a == nullptr) return;
       exists = true;
-      if (authorized) return;
-      const auto tok = parse_auth_token(auth, cfg_.chain_id);
-      const int64_t now_s = now_ns() / 1'000'000'000;
-      if (!tok || tok->account != a->index || tok->deadline_s < now_s ||
-          tok->deadline_s > now_s + kMaxTokenLifetimeS)
-        return;
-      const pipe::KeyView* k = a->key(tok->api_key);
-      authorized = k != nullptr && verify_detached(tok->message, tok->sig, k->pubkey);
+      if (!authorized) authorized = token_grants(*a, auth, cfg_.chain_id);
     });
     if (!exists) {
       push(*c, ws_error(30005, "Invalid Channel: account not found", id));
@@ -622,6 +615,9 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
     if (kind == "user_stats") {
       w.key("stats");
       write_user_stats(w, *v, markets);
+    } else if (kind == "account_all_assets") {  // spot assets: none (perpetuals only)
+      w.key("assets").obj().key("3").obj().kv_s("symbol", "USDC").kv_i("asset_id", 3);
+      w.key("balance").dec(0, 6).key("locked_balance").dec(0, 6).end_obj().end_obj();
     } else if (kind == "account_all_trades") {
       trades_by_market(snapshot || new_trades == nullptr
                            ? v->trades()

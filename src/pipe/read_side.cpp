@@ -285,14 +285,19 @@ void ReadSide::on_order(const StateUpdate& u) {
     open_side(o.market, o.is_ask, open_size(o), 1);
   } else if (u.type == UpdateType::kOrderRemoved) {
     OrderView gone;
+    bool rested = true;
     if (s.big) {
       auto it = s.orders.find(o.order_index);
-      if (it == s.orders.end()) return;  // a taker that never rested
-      gone = it->second;
-      s.orders.erase(it);
-    } else if (!s.small.erase(o.order_index, small_ctx(), &gone)) {
-      return;
+      rested = it != s.orders.end();
+      if (rested) {
+        gone = it->second;
+        s.orders.erase(it);
+      }
+    } else {
+      rested = s.small.erase(o.order_index, small_ctx(), &gone);
     }
+    closed_log_.append(OrderView{o, rested ? gone.created_ns : u.time_ns, u.time_ns, true});
+    if (!rested) return;  // a taker that never rested
     open_side(o.market, o.is_ask, -open_size(gone.o), -1);
   } else {
     OrderView* w = nullptr;
@@ -550,6 +555,20 @@ void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
   accounts_.collect();
   // Held-back order lists aside (orders_current says so), every view now reflects the log.
   log_published_.store(log_.head(), std::memory_order_release);
+  closed_published_.store(closed_log_.head(), std::memory_order_release);
+}
+
+std::vector<OrderView> ReadSide::closed_orders(AccountIndex a, MarketId m, size_t limit) const {
+  const uint64_t head = closed_published_.load(std::memory_order_acquire);
+  std::vector<OrderView> out;
+  OrderView v;
+  for (uint64_t pos = head;
+       pos > 0 && out.size() < limit && head - pos < closed_log_.capacity() - 1;) {
+    --pos;
+    if (!closed_log_.read(pos, v)) break;  // overwritten meanwhile: the older ones are gone
+    if (v.o.account == a && (m == kAllMarkets || v.o.market == m)) out.push_back(v);
+  }
+  return out;
 }
 
 std::vector<TradeRecord> ReadSide::recent_trades(MarketId m, size_t limit) const {

@@ -179,15 +179,16 @@ class Server {
         port_, "POST", path,
         "tx_type=" + std::to_string(static_cast<int>(tx.h.type)) + "&tx_info=" + urlencode(info));
   }
-  // Operator deposit with a key registered at index 0; returns the HTTP status.
-  HttpResult deposit(AccountIndex to, Usdc amount, const api::PublicKey& pk) {
+  // Operator deposit with a key registered at index `key_index`; returns the HTTP status.
+  HttpResult deposit(AccountIndex to, Usdc amount, const api::PublicKey& pk,
+                     uint8_t key_index = 0) {
     Tx tx;
     tx.h.type = TxType::kDeposit;
     tx.h.nonce = operator_nonce_++;
     tx.deposit.to_account = to;
     tx.deposit.amount = amount;
     tx.deposit.pubkey = pk;
-    tx.deposit.api_key_index = 0;
+    tx.deposit.api_key_index = key_index;
     const api::Signature sig = api::sign_tx(tx, 304, operator_);
     return http(admin_port_, "POST", "/api/v1/sendTx",
                 "tx_type=1&tx_info=" + urlencode(api::tx_info_json(tx, &sig)));

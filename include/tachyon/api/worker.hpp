@@ -17,6 +17,7 @@
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
+#include <absl/functional/function_ref.h>
 
 #include "tachyon/api/api_metrics.hpp"
 #include "tachyon/api/dry_run.hpp"
@@ -58,6 +59,10 @@ struct ApiConfig {
 };
 
 class WorkerLogic;
+
+// Whether auth token `token` grants reading account `a`: signed by one of its keys, not expired,
+// and living at most 8 h (crypto.hpp).
+bool token_grants(const pipe::AccountView& a, std::string_view token, uint32_t chain_id);
 
 // State every worker shares: all synchronised.
 class ApiShared {
@@ -295,6 +300,11 @@ class WorkerLogic {
   HttpReply get_tx(RestCall& c);
   HttpReply get_accounts_by_l1(RestCall& c);
   HttpReply get_order_book_updates(RestCall& c);
+  // rest_account.cpp: an account's orders and trades, private reads.
+  HttpReply private_read(RestCall& c, absl::FunctionRef<void(const pipe::AccountView&)> f);
+  HttpReply get_active_orders(RestCall& c);
+  HttpReply get_inactive_orders(RestCall& c);
+  HttpReply get_trades(RestCall& c);
 
   // sendTx / sendTxBatch / dryRun (send_tx.cpp), from a REST form or a WS jsonapi/sendtx.
   enum class SendKind : uint8_t { kTx, kBatch, kDryRun };

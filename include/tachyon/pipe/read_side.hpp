@@ -384,6 +384,8 @@ class ReadSide {
   static constexpr size_t kHistoryTrades = 100;
   static constexpr size_t kHistoryCandles = 500;
   static constexpr size_t kAccountTrades = 100;
+  // Closed orders kept (filled, canceled, expired, rejected takers), across all accounts.
+  static constexpr size_t kClosedOrders = 1 << 14;
 
   explicit ReadSide(const ReadSideConfig& cfg);
   ReadSide(const ReadSide&) = delete;
@@ -429,6 +431,9 @@ class ReadSide {
   // The market's last trades, fresh with every batch (lock-free; oldest first, at most `limit`).
   std::vector<TradeRecord> recent_trades(MarketId m, size_t limit) const;
   AccountTable& accounts() { return accounts_; }
+  // Account `a`'s orders among the exchange's last kClosedOrders closed ones since the start,
+  // newest first, at most `limit`, of market `m` (kAllMarkets: any); as of the last publish.
+  std::vector<OrderView> closed_orders(AccountIndex a, MarketId m, size_t limit) const;
   const BroadcastLog<StateUpdate>& log() const { return log_; }
   // The log positions whose effects the published views already show: a worker that fans out
   // up to here builds frames from views at least as new as the updates (it never pushes an
@@ -542,6 +547,8 @@ class ReadSide {
   std::vector<MarketId> markets_changed_, history_changed_;
   BroadcastLog<StateUpdate> log_;
   std::atomic<uint64_t> log_published_{0};
+  BroadcastLog<OrderView> closed_log_{kClosedOrders};  // every order that left, oldest first
+  std::atomic<uint64_t> closed_published_{0};          // its head as of the last publish
   std::vector<std::unique_ptr<BroadcastLog<TradeRecord>>> trade_logs_;  // per market
   // Per market: the trade log's head as of the last publish (recent_trades reads no further, so
   // a trade shows there with its tx's views, not before).
