@@ -191,9 +191,14 @@ Reject DryRunner::check_body(const Tx& tx, const pipe::AccountView& a, int64_t n
       if (!market(tx.modify.market)) return Reject::kInvalidMarket;
       return may_have_order(tx, a, tx.modify.market, tx.modify.index) ? Reject::kOk
                                                                       : Reject::kOrderNotFound;
-    case TxType::kCancelAllOrders:
-      if (tx.cancel_all.tif != 0) return Reject::kUnsupportedCancelAllMode;
-      return Reject::kOk;
+    case TxType::kCancelAllOrders: {  // the dead man's switch: its deadline's range
+      const int64_t t = tx.cancel_all.time_ms;
+      if (tx.cancel_all.tif == kCancelAllScheduled)
+        return t < now_ms + kCancelAllMinDelayMs || t > now_ms + kCancelAllMaxDelayMs
+                   ? Reject::kInvalidExpiry
+                   : Reject::kOk;
+      return tx.cancel_all.tif <= kCancelAllAbort ? Reject::kOk : Reject::kUnsupportedCancelAllMode;
+    }
     case TxType::kTransfer:
     case TxType::kWithdraw: {
       const Usdc amount = tx.h.type == TxType::kTransfer ? tx.transfer.amount : tx.withdraw.amount;

@@ -204,6 +204,12 @@ eq('A open orders after cancelAllOrders', (await call('A fetchOpenOrders', () =>
 eq('A orders in the book after cancelAllOrders', (await bookOrders(ETH, TA.index)).size, 0);
 ok('cancelAllOrders: nothing of A is left');
 
+// The dead man's switch: scheduled, then aborted; a second abort finds nothing scheduled.
+await call('A cancelAllOrdersAfter', () => A.cancelAllOrdersAfter(600000));
+await call('A abort the schedule', () => A.cancelAllOrdersAfter(600000, { time_in_force: 2, time: 0 }));
+await refused('a second abort', 'ExchangeError', () => A.cancelAllOrdersAfter(600000, { time_in_force: 2, time: 0 }));
+ok('cancelAllOrdersAfter scheduled the dead man\'s switch; its abort found it');
+
 const closed = await call('A fetchClosedOrders', () => A.fetchClosedOrders(S));
 const statusOf = (id) => closed.find((o) => o.id === id)?.status;
 eq('closed: the bid (filled 0.2 of 0.4, then canceled)', statusOf(bid.id), 'canceled');
