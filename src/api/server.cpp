@@ -9,7 +9,9 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <chrono>
 #include <deque>
 #include <mutex>
@@ -23,10 +25,31 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+using TlsContext = std::shared_ptr<ssl::context>;
 
 namespace {
 int64_t now_ns() { return realtime_ns(); }
+
+// A server context for TLS 1.2 and 1.3 from PEM files: the certificate chain and its key.
+Status load_tls_context(const std::string& cert, const std::string& key, TlsContext& out) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                   ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                   ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx->use_certificate_chain_file(cert, ec);
+  if (ec) return Status::error("tls.cert_file " + cert + ": " + ec.message());
+  ctx->use_private_key_file(key, ssl::context::pem, ec);
+  if (ec) return Status::error("tls.key_file " + key + ": " + ec.message());
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1)
+    return Status::error("tls.key_file " + key + " does not match the certificate " + cert);
+  out = std::move(ctx);
+  return Status{};
+}
 }  // namespace
 
 struct Worker {
@@ -72,10 +95,14 @@ struct Worker {
 
 // ---- WebSocket session ----
 
-class WsSession final : public WsConn, public std::enable_shared_from_this<WsSession> {
+// Over a plain TCP stream or a TLS one (Stream: PlainStream or TlsStream).
+template <class Stream>
+class WsSession final : public WsConn, public std::enable_shared_from_this<WsSession<Stream>> {
+  using std::enable_shared_from_this<WsSession<Stream>>::shared_from_this;
+
  public:
-  WsSession(tcp::socket s, Worker& w, ApiShared& shared)
-      : ws_(std::move(s)), w_(w), shared_(shared), worker_(w.index) {}
+  WsSession(Stream&& s, Worker& w, ApiShared& shared, TlsContext ctx)
+      : ws_(std::move(s)), ctx_(std::move(ctx)), w_(w), shared_(shared), worker_(w.index) {}
   ~WsSession() override {
     account(-static_cast<int64_t>(queued_));
     shared_.ip_disconnect(ip);
@@ -179,7 +206,8 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
     beast::get_lowest_layer(ws_).socket().close(ec);
   }
 
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<Stream> ws_;
+  TlsContext ctx_;  // a TLS session's context (null when plain): kept while the session lives
   beast::flat_buffer buf_;
   std::deque<std::string> queue_;
   size_t queued_ = 0;
@@ -191,16 +219,42 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
 
 // ---- HTTP session ----
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+// Over a plain TCP stream or a TLS one (Stream: PlainStream or TlsStream).
+template <class Stream>
+class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
+  using std::enable_shared_from_this<HttpSession<Stream>>::shared_from_this;
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
  public:
-  HttpSession(tcp::socket s, Worker& w, ApiShared& shared, bool admin)
+  HttpSession(tcp::socket s, Worker& w, ApiShared& shared, bool admin) requires(!kTls)
       : stream_(std::move(s)), w_(w), shared_(shared), admin_(admin) {
-    beast::error_code ec;
-    const auto ep = stream_.socket().remote_endpoint(ec);
-    ip_ = ec ? "?" : ep.address().to_string();
+    init_ip();
+  }
+  // A TLS connection whose first bytes (`seen`) were read while telling TLS from plain HTTP.
+  HttpSession(beast::tcp_stream&& s, beast::flat_buffer&& seen, Worker& w, ApiShared& shared,
+              TlsContext ctx) requires kTls : stream_(std::move(s), *ctx),
+                                              ctx_(std::move(ctx)),
+                                              buf_(std::move(seen)),
+                                              w_(w),
+                                              shared_(shared),
+                                              admin_(false) {
+    init_ip();
   }
   ~HttpSession() {
     if (counted_) shared_.ip_disconnect(ip_);
+  }
+  // The TLS handshake (bounded by the idle timeout), then run().
+  void handshake() requires kTls {
+    beast::get_lowest_layer(stream_).expires_after(
+        std::chrono::seconds(shared_.cfg.idle_timeout_s));
+    // (Boost 1.81 checks the buffered handshake's handler against void(error_code) although it
+    // calls it with the bytes used too: the default argument satisfies both.)
+    stream_.async_handshake(ssl::stream_base::server, buf_.data(),
+                            [self = shared_from_this()](beast::error_code ec, size_t used = 0) {
+                              if (ec) return;  // not a TLS client after all, or it went away
+                              self->buf_.consume(used);
+                              self->run();
+                            });
   }
   void run() {
     if (!admin_ && !shared_.ip_connect(ip_)) {  // answer once, then close
@@ -219,7 +273,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     parser_.emplace();
     parser_->body_limit(shared_.cfg.max_body_bytes);
     parser_->header_limit(16 * 1024);
-    stream_.expires_after(std::chrono::seconds(shared_.cfg.idle_timeout_s));
+    beast::get_lowest_layer(stream_).expires_after(
+        std::chrono::seconds(shared_.cfg.idle_timeout_s));
     http::async_read(
         stream_, buf_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
@@ -243,7 +298,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         return write(std::move(r));
       }
       beast::error_code ignored;
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ignored);
       return;
     }
     req_ = parser_->release();
@@ -252,8 +307,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (websocket::is_upgrade(req_)) {
       const std::string_view target(req_.target().data(), req_.target().size());
       if (!admin_ && target.substr(0, target.find('?')) == "/stream") {
-        stream_.expires_never();
-        auto ws = std::make_shared<WsSession>(stream_.release_socket(), w_, shared_);
+        beast::get_lowest_layer(stream_).expires_never();
+        auto ws = std::make_shared<WsSession<Stream>>(std::move(stream_), w_, shared_, ctx_);
         ws->ip = ip_;
         counted_ = false;  // the WebSocket session owns the connection count now
         ws->run(std::move(req_));
@@ -302,21 +357,30 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   static constexpr int kLingerSeconds = 2;
   static constexpr size_t kLingerBytes = 64u << 20;
   void linger() {
+    auto& tcp = beast::get_lowest_layer(stream_);
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(std::chrono::seconds(kLingerSeconds));  // one deadline for every read
+    tcp.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    tcp.expires_after(std::chrono::seconds(kLingerSeconds));  // one deadline for every read
     drain_.resize(64 * 1024);
     drain_more();
   }
+  // Raw bytes from the TCP stream (under TLS too: they are only dropped).
   void drain_more() {
-    stream_.async_read_some(asio::buffer(drain_),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
-                              self->drained_ += n;
-                              if (!ec && self->drained_ < kLingerBytes) self->drain_more();
-                            });
+    beast::get_lowest_layer(stream_).async_read_some(
+        asio::buffer(drain_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+          self->drained_ += n;
+          if (!ec && self->drained_ < kLingerBytes) self->drain_more();
+        });
   }
 
-  beast::tcp_stream stream_;
+  void init_ip() {
+    beast::error_code ec;
+    const auto ep = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
+    ip_ = ec ? "?" : ep.address().to_string();
+  }
+
+  Stream stream_;
+  TlsContext ctx_;  // a TLS session's context (null when plain): kept while the session lives
   beast::flat_buffer buf_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::request<http::string_body> req_;
@@ -332,6 +396,52 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::string ip_;
 };
 
+// A connection to the TLS listener: its first bytes decide. A TLS ClientHello goes on to the
+// handshake and an HttpSession over TLS; anything else (plain HTTP sent to the TLS port) gets
+// one clear error in plain HTTP, and the connection closes.
+class TlsDetect : public std::enable_shared_from_this<TlsDetect> {
+ public:
+  TlsDetect(tcp::socket s, Worker& w, ApiShared& shared, TlsContext ctx)
+      : stream_(std::move(s)), w_(w), shared_(shared), ctx_(std::move(ctx)) {}
+  void run() {
+    stream_.expires_after(std::chrono::seconds(shared_.cfg.idle_timeout_s));
+    beast::async_detect_ssl(
+        stream_, buf_, [self = shared_from_this()](beast::error_code ec, bool tls) {
+          if (ec) return;
+          if (tls) {
+            std::make_shared<HttpSession<TlsStream>>(std::move(self->stream_),
+                                                     std::move(self->buf_), self->w_, self->shared_,
+                                                     std::move(self->ctx_))
+                ->handshake();
+          } else {
+            self->refuse_plain();
+          }
+        });
+  }
+
+ private:
+  void refuse_plain() {
+    static constexpr std::string_view kBody =
+        "{\"code\":21501,\"message\":\"this port speaks TLS: use https:// or wss://\"}";
+    reply_ =
+        "HTTP/1.1 400 Bad Request\r\nServer: tachyon\r\nContent-Type: application/json\r\n"
+        "Connection: close\r\nContent-Length: " +
+        std::to_string(kBody.size()) + "\r\n\r\n" + std::string(kBody);
+    asio::async_write(stream_, asio::buffer(reply_),
+                      [self = shared_from_this()](beast::error_code, size_t) {
+                        beast::error_code ignored;
+                        self->stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+                      });
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buf_;
+  Worker& w_;
+  ApiShared& shared_;
+  TlsContext ctx_;
+  std::string reply_;
+};
+
 // ---- server ----
 
 struct ApiServer::Impl {
@@ -342,29 +452,38 @@ struct ApiServer::Impl {
   // ApiShared::post_to_worker against stop(): nothing is posted once the workers are stopped.
   std::mutex post_mu;
   bool stopped = false;  // guarded by post_mu
-  std::unique_ptr<tcp::acceptor> pub, admin;
+  std::unique_ptr<tcp::acceptor> pub, admin, plain;
   uint32_t next = 0;
-  int port = 0, admin_port = 0;
+  int port = 0, admin_port = 0, plain_port = -1;
+  // The public listener's TLS context (null: plain). Replaced by reload_tls() on any thread, read
+  // by worker 0 at each accept.
+  std::mutex tls_mu;
+  TlsContext tls;  // guarded by tls_mu
+  TlsContext tls_context() {
+    std::lock_guard lk(tls_mu);
+    return tls;
+  }
 
   // An accept that failed for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) is
   // retried after kAcceptBackoffMs, not at once: an immediate retry fails again at once, and that
   // loop would take the worker's core from the connections already open. Logged once per spell.
   static constexpr int kAcceptBackoffMs = 50;
   bool accept_failing = false;
-  std::unique_ptr<asio::steady_timer> accept_retry[2];  // public, admin (worker 0's context)
-  void accept(tcp::acceptor& a, bool is_admin) {
-    a.async_accept([this, &a, is_admin](beast::error_code ec, tcp::socket s) {
+  enum Listener : uint8_t { kPublic, kAdmin, kPlain };
+  std::unique_ptr<asio::steady_timer> accept_retry[3];  // by Listener (worker 0's context)
+  void accept(tcp::acceptor& a, Listener which) {
+    a.async_accept([this, &a, which](beast::error_code ec, tcp::socket s) {
       if (ec == asio::error::operation_aborted) return;
       if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
           ec == asio::error::no_memory || ec.value() == ENFILE) {
         if (!accept_failing)
           spdlog::warn("accept failed ({}): retrying every {} ms", ec.message(), kAcceptBackoffMs);
         accept_failing = true;
-        auto& t = accept_retry[is_admin ? 1 : 0];
+        auto& t = accept_retry[which];
         if (!t) t = std::make_unique<asio::steady_timer>(a.get_executor());
         t->expires_after(std::chrono::milliseconds(kAcceptBackoffMs));
-        t->async_wait([this, &a, is_admin](beast::error_code e) {
-          if (!e) accept(a, is_admin);
+        t->async_wait([this, &a, which](beast::error_code e) {
+          if (!e) accept(a, which);
         });
         return;
       }
@@ -375,7 +494,8 @@ struct ApiServer::Impl {
       if (!ec) {
         Worker& w = *workers[next++ % workers.size()];
         const int fd = s.release();
-        asio::post(w.ioc, [this, &w, fd, is_admin] {
+        TlsContext ctx = which == kPublic ? tls_context() : nullptr;
+        asio::post(w.ioc, [this, &w, fd, which, ctx = std::move(ctx)]() mutable {
           tcp::socket sock(w.ioc);
           beast::error_code e2;
           sock.assign(tcp::v4(), fd, e2);
@@ -386,10 +506,15 @@ struct ApiServer::Impl {
           // Replies and pushes are small and latency-bound: no Nagle delay behind an un-ACKed
           // segment (measured: ms of extra ack latency under load without it).
           sock.set_option(tcp::no_delay(true), e2);
-          std::make_shared<HttpSession>(std::move(sock), w, shared, is_admin)->run();
+          if (ctx) {
+            std::make_shared<TlsDetect>(std::move(sock), w, shared, std::move(ctx))->run();
+          } else {
+            std::make_shared<HttpSession<PlainStream>>(std::move(sock), w, shared, which == kAdmin)
+                ->run();
+          }
         });
       }
-      accept(a, is_admin);
+      accept(a, which);
     });
   }
 };
@@ -418,8 +543,24 @@ static Status bind(asio::io_context& ioc, const std::string& addr, int port,
   return Status{};
 }
 
+Status ApiServer::reload_tls() {
+  Impl& d = *impl_;
+  const ApiConfig& cfg = d.shared.cfg;
+  if (cfg.tls_cert_file.empty()) return Status::error("TLS is off (no tls.cert_file)");
+  TlsContext ctx;
+  if (Status s = load_tls_context(cfg.tls_cert_file, cfg.tls_key_file, ctx); !s.ok()) return s;
+  std::lock_guard lk(d.tls_mu);
+  d.tls = std::move(ctx);
+  return Status{};
+}
+
+bool ApiServer::tls() const { return !impl_->shared.cfg.tls_cert_file.empty(); }
+
 Status ApiServer::start() {
   Impl& d = *impl_;
+  if (tls()) {
+    if (Status s = reload_tls(); !s.ok()) return s;
+  }
   const uint32_t n = std::max<uint32_t>(1, d.shared.cfg.workers);
   for (uint32_t i = 0; i < n; ++i)
     d.workers.push_back(std::make_unique<Worker>(d.shared, d.pipe, i));
@@ -431,6 +572,12 @@ Status ApiServer::start() {
           bind(w0.ioc, d.shared.cfg.admin_address, d.shared.cfg.admin_port, d.admin, d.admin_port);
       !s.ok())
     return s;
+  if (tls() && d.shared.cfg.plain_port >= 0) {
+    if (Status s = bind(w0.ioc, d.shared.cfg.plain_address, d.shared.cfg.plain_port, d.plain,
+                        d.plain_port);
+        !s.ok())
+      return s;
+  }
   d.pipe.set_notify([&d] {
     for (auto& w : d.workers) w->ring();
   });
@@ -440,8 +587,9 @@ Status ApiServer::start() {
     Worker& w = *d.workers[i % d.workers.size()];
     asio::post(w.ioc, [&w, f = std::move(f)] { f(w.logic); });
   };
-  d.accept(*d.pub, false);
-  d.accept(*d.admin, true);
+  d.accept(*d.pub, Impl::kPublic);
+  d.accept(*d.admin, Impl::kAdmin);
+  if (d.plain) d.accept(*d.plain, Impl::kPlain);
   for (auto& w : d.workers) {
     w->arm();
     w->schedule_tick();
@@ -460,6 +608,7 @@ void ApiServer::stop_accepting() {
     beast::error_code ec;
     if (d.pub) d.pub->close(ec);
     if (d.admin) d.admin->close(ec);
+    if (d.plain) d.plain->close(ec);
   });
 }
 
@@ -483,11 +632,13 @@ void ApiServer::stop() {
   }
   d.pub.reset();
   d.admin.reset();
+  d.plain.reset();
   for (auto& t : d.accept_retry) t.reset();
   d.workers.clear();
 }
 
 int ApiServer::port() const { return impl_->port; }
 int ApiServer::admin_port() const { return impl_->admin_port; }
+int ApiServer::plain_port() const { return impl_->plain_port; }
 
 }  // namespace tachyon::api

@@ -175,6 +175,14 @@ Status parse_threads(const toml::table& t, const std::string& origin, Config& c)
   return Status();
 }
 
+Status parse_tls(const toml::table& t, const std::string& origin, Config& c) {
+  TRY(get_str(t, "cert_file", c.tls_cert_file, origin));
+  TRY(get_str(t, "key_file", c.tls_key_file, origin));
+  TRY(get_str(t, "plain_address", c.tls_plain_address, origin));
+  TRY(get_int(t, "plain_port", c.tls_plain_port, origin, -1, 65535));
+  return Status();
+}
+
 Status parse_log(const toml::table& t, const std::string& origin, Config& c) {
   TRY(get_str(t, "file", c.log_file, origin));
   TRY(get_str(t, "level", c.log_level, origin));
@@ -237,8 +245,8 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
     os << origin << ":" << e.source().begin.line << ": " << e.description();
     return Status::error(os.str());
   }
-  static const char* kSections[] = {"server", "store",   "engine", "threads", "log",
-                                    "demo",   "markets", "limits", "obs",     "cluster"};
+  static const char* kSections[] = {"server",  "store",  "engine", "threads", "log", "demo",
+                                    "markets", "limits", "obs",    "cluster", "tls"};
   for (auto&& [key, node] : root) {
     bool known = false;
     for (const char* s : kSections) known |= key.str() == s;
@@ -252,6 +260,7 @@ Status parse_config(const std::string& text, const std::string& origin, Config& 
   if (const toml::table* t = root["engine"].as_table()) TRY(parse_engine(*t, origin, c));
   if (const toml::table* t = root["threads"].as_table()) TRY(parse_threads(*t, origin, c));
   if (const toml::table* t = root["log"].as_table()) TRY(parse_log(*t, origin, c));
+  if (const toml::table* t = root["tls"].as_table()) TRY(parse_tls(*t, origin, c));
   if (const toml::table* t = root["obs"].as_table()) TRY(parse_obs(*t, origin, c));
   if (const toml::table* t = root["demo"].as_table()) TRY(parse_demo(*t, origin, c));
   if (const toml::table* t = root["cluster"].as_table()) TRY(parse_cluster(*t, origin, c));
@@ -319,6 +328,11 @@ Status check_config(const Config& c) {
         return Status::error("two [[markets]] entries use id " + std::to_string(c.markets[i].id));
   if (c.port != 0 && c.port == c.admin_port)
     return Status::error("server.port and server.admin_port must differ");
+  if (c.tls_cert_file.empty() != c.tls_key_file.empty())
+    return Status::error("tls.cert_file and tls.key_file go together: set both (TLS) or neither");
+  if (!c.tls_cert_file.empty() && c.tls_plain_port > 0 &&
+      (c.tls_plain_port == c.port || c.tls_plain_port == c.admin_port))
+    return Status::error("tls.plain_port must differ from server.port and server.admin_port");
   return check_cluster(c);
 }
 
@@ -360,7 +374,9 @@ std::string describe(const Config& c) {
     << "\napply_batch_updates = " << c.apply_batch_updates
     << "\nsequencer_core = " << c.sequencer_core << "\napply_core = " << c.apply_core
     << "\nsched_fifo_priority = " << c.sched_fifo_priority << "\nlock_memory = \"" << c.lock_memory
-    << "\"\n\n[log]\nfile = \"" << c.log_file << "\"\nlevel = \"" << c.log_level
+    << "\"\n\n[tls]\ncert_file = \"" << c.tls_cert_file << "\"\nkey_file = \"" << c.tls_key_file
+    << "\"\nplain_address = \"" << c.tls_plain_address << "\"\nplain_port = " << c.tls_plain_port
+    << "\n\n[log]\nfile = \"" << c.log_file << "\"\nlevel = \"" << c.log_level
     << "\"\n\n[obs]\ndetail = \"" << c.obs_detail << "\"\ntrace_dir = \"" << c.trace_dir
     << "\"\ntrace_events_per_thread = " << c.trace_events_per_thread
     << "\ntrace_window_ms = " << c.trace_window_ms

@@ -35,6 +35,10 @@ struct Config {
   uint32_t chain_id = 304;
   uint32_t api_workers = 2;
   std::string operator_pubkey;  // hex; empty: <data_dir>/operator.key (made on first start)
+  // [tls]: HTTPS and WSS on the public listener when both files are set
+  std::string tls_cert_file, tls_key_file;
+  std::string tls_plain_address = "127.0.0.1";
+  int tls_plain_port = 8082;  // -1: no plain listener beside the TLS one
   // [limits]
   uint32_t max_body_bytes = 65536;
   uint32_t max_ws_message_bytes = 65536;

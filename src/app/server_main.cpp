@@ -481,6 +481,10 @@ api::ApiConfig api_config(const app::Config& c, const api::PublicKey& op_key) {
   ac.port = c.port;
   ac.admin_address = c.admin_address;
   ac.admin_port = c.admin_port;
+  ac.tls_cert_file = c.tls_cert_file;
+  ac.tls_key_file = c.tls_key_file;
+  ac.plain_address = c.tls_plain_address;
+  ac.plain_port = c.tls_plain_port;
   ac.workers = c.api_workers;
   ac.chain_id = c.chain_id;
   ac.max_body_bytes = c.max_body_bytes;
@@ -566,8 +570,11 @@ bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
   pipeline.start();
   spdlog::info("threads: {}", pipeline.placement_report());
   spdlog::info("obs: detail {}, flight-recorder dumps into {}", c.obs_detail, srv.obs->trace_dir());
-  spdlog::info("listening on {}:{} (REST + WebSocket /stream), admin on {}:{}", c.listen_address,
-               server.port(), c.admin_address, server.admin_port());
+  if (server.tls() && server.plain_port() >= 0)
+    spdlog::info("plain on {}:{} (REST + WebSocket /stream, without TLS)", c.tls_plain_address,
+                 server.plain_port());
+  spdlog::info("listening on {}:{} (REST + WebSocket /stream{}), admin on {}:{}", c.listen_address,
+               server.port(), server.tls() ? ", TLS" : "", c.admin_address, server.admin_port());
   return true;
 }
 
@@ -828,8 +835,8 @@ void report_ready(const app::Config& c, const Startup& start, const Recovered& r
 }
 
 // Waits up to 10 ms for a signal. False on SIGTERM or SIGINT: time to shut down. SIGHUP reopens
-// the log file.
-bool no_stop_signal(const app::Config& c, const sigset_t& signals) {
+// the log file and loads the TLS certificate again.
+bool no_stop_signal(const app::Config& c, const sigset_t& signals, api::ApiServer* api) {
   timespec ts{0, 10'000'000};
   const int sig = sigtimedwait(&signals, nullptr, &ts);
   if (sig == SIGTERM || sig == SIGINT) {
@@ -839,6 +846,13 @@ bool no_stop_signal(const app::Config& c, const sigset_t& signals) {
   if (sig == SIGHUP) {
     setup_logging(c);
     spdlog::info("SIGHUP: logs reopened");
+    if (api != nullptr && api->tls()) {
+      if (Status s = api->reload_tls(); s.ok())
+        spdlog::info("SIGHUP: TLS certificate {} reloaded", c.tls_cert_file);
+      else
+        spdlog::error("SIGHUP: TLS certificate not reloaded ({}); the previous one stays",
+                      s.message());
+    }
   }
   return true;
 }
@@ -875,7 +889,7 @@ int run(const app::Config& c, const Startup& start, Server& srv, SnapshotSchedul
   if (srv.local) demo.emplace(c, srv);
   const bool watchdog = std::getenv("WATCHDOG_USEC") != nullptr;
   bool committer_logged = false, out_of_space = false;
-  while (no_stop_signal(c, start.signals)) {
+  while (no_stop_signal(c, start.signals, srv.api ? &*srv.api : nullptr)) {
     if (watchdog) sd_notify("WATCHDOG=1");
     if (!committer_logged && srv.committer->prepared()) {
       committer_logged = true;

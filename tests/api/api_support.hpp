@@ -108,6 +108,8 @@ class Server {
     };
     while (read_line(child_, line, 30000)) {
       log_ += line + "\n";
+      if (line.find("plain on 127.0.0.1:") != std::string::npos)
+        plain_port_ = port_after(line, "plain on 127.0.0.1:");
       if (line.find("listening on 127.0.0.1:") != std::string::npos) {
         port_ = port_after(line, "listening on 127.0.0.1:");
         admin_port_ = port_after(line, "admin on 127.0.0.1:");
@@ -165,6 +167,7 @@ class Server {
   bool ready() const { return ready_; }
   int port() const { return port_; }
   int admin_port() const { return admin_port_; }
+  int plain_port() const { return plain_port_; }  // with TLS on: the plain listener
   const std::string& log() const { return log_; }
   std::string data_dir() const { return data_dir_; }
 
@@ -212,7 +215,7 @@ class Server {
   std::string data_dir_;
   Child child_;
   std::string log_;
-  int port_ = 0, admin_port_ = 0;
+  int port_ = 0, admin_port_ = 0, plain_port_ = 0;
   bool ready_ = false;
   int exit_code_ = -1;
   api::SecretKey operator_{};

@@ -35,6 +35,11 @@ struct ApiConfig {
   int port = 8080;  // 0: any free port (tests)
   std::string admin_address = "127.0.0.1";
   int admin_port = 8081;
+  // TLS on the public listener (HTTPS, WSS) when both are set: PEM files, reloaded on SIGHUP.
+  std::string tls_cert_file, tls_key_file;
+  // With TLS on: a plain listener serving the same API (loopback use); -1: none, 0: a free port.
+  std::string plain_address = "127.0.0.1";
+  int plain_port = -1;
   uint32_t workers = 2;
   uint32_t chain_id = 304;
   size_t max_body_bytes = 64 * 1024;
