@@ -38,7 +38,7 @@ std::string_view order_status(RemoveReason r) {
     case RemoveReason::kReduceOnly: return "canceled-reduce-only";
     case RemoveReason::kMarketProtection: return "canceled-too-much-slippage";
     case RemoveReason::kModified: return "open";
-    case RemoveReason::kMarketHalted: return "canceled-market-halted";
+    case RemoveReason::kMarketHalted: return "canceled";  // Lighter's statuses have no halt
     case RemoveReason::kCancelAll: return "canceled";
     case RemoveReason::kLiquidation: return "canceled-liquidation";
     case RemoveReason::kScheduledCancelAll: return "canceled";
@@ -163,7 +163,8 @@ void write_trade(JsonWriter& w, const pipe::TradeRecord& r, const pipe::MarketVi
   const __int128 usd = static_cast<__int128>(t.price) * t.size * m.quote_multiplier;
   const bool taker_ask = t.taker_is_ask != 0;
   w.obj();
-  w.kv_i("trade_id", t.trade_id).kv_s("tx_hash", tx_hash);
+  w.kv_i("trade_id", t.trade_id).kv_s("trade_id_str", std::to_string(t.trade_id));
+  w.kv_s("tx_hash", tx_hash);
   w.kv_s("type", t.kind == TradeKind::kTrade        ? "trade"
                  : t.kind == TradeKind::kDeleverage ? "deleverage"
                                                     : "liquidation");
@@ -171,12 +172,17 @@ void write_trade(JsonWriter& w, const pipe::TradeRecord& r, const pipe::MarketVi
   w.key("usd_amount").dec(usd, kUsdc);
   w.kv_i("ask_id", taker_ask ? t.taker_order : t.maker_order);
   w.kv_i("bid_id", taker_ask ? t.maker_order : t.taker_order);
-  w.kv_i("ask_client_id", taker_ask ? t.taker_client_order_index : t.maker_client_order_index);
-  w.kv_i("bid_client_id", taker_ask ? t.maker_client_order_index : t.taker_client_order_index);
+  const uint64_t ask_coi = taker_ask ? t.taker_client_order_index : t.maker_client_order_index;
+  const uint64_t bid_coi = taker_ask ? t.maker_client_order_index : t.taker_client_order_index;
+  w.kv_i("ask_client_id", ask_coi).kv_s("ask_client_id_str", std::to_string(ask_coi));
+  w.kv_i("bid_client_id", bid_coi).kv_s("bid_client_id_str", std::to_string(bid_coi));
   w.kv_i("ask_account_id", taker_ask ? t.taker : t.maker);
   w.kv_i("bid_account_id", taker_ask ? t.maker : t.taker);
   w.kv_b("is_maker_ask", !taker_ask);
   w.kv_i("block_height", 0).kv_i("timestamp", r.time_ns / 1'000'000);
+  w.kv_i("transaction_time", r.time_ns / 1000);  // µs, as Lighter's
+  w.kv_i("integrator_maker_fee", 0).kv_i("integrator_maker_fee_collector_index", 0);
+  w.kv_i("integrator_taker_fee", 0).kv_i("integrator_taker_fee_collector_index", 0);
   // fee rates in 1e-6 of the notional (ccxt multiplies them by usd_amount)
   w.kv_i("taker_fee", usd == 0 ? 0 : static_cast<int64_t>(t.taker_fee * __int128{1000000} / usd));
   w.kv_i("maker_fee", usd == 0 ? 0 : static_cast<int64_t>(t.maker_fee * __int128{1000000} / usd));
@@ -217,8 +223,12 @@ void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_
                                                          : "na");
   w.kv_i("trigger_time", twap ? o.trigger_price : 0).kv_i("parent_order_index", o.parent);
   w.kv_s("parent_order_id", std::to_string(o.parent)).kv_i("block_height", 0);
-  w.kv_i("timestamp", updated_ns / 1'000'000'000).kv_i("created_at", created_ns / 1'000'000);
-  w.kv_i("updated_at", updated_ns / 1'000'000);
+  // Lighter's order times are seconds; transaction_time (the tx that changed it last) is µs.
+  w.kv_i("timestamp", updated_ns / 1'000'000'000).kv_i("created_at", created_ns / 1'000'000'000);
+  w.kv_i("updated_at", updated_ns / 1'000'000'000).kv_i("transaction_time", updated_ns / 1000);
+  // No integrator fees on tachyon.
+  w.kv_s("integrator_fee_collector_index", "0").kv_s("integrator_maker_fee", "0");
+  w.kv_s("integrator_taker_fee", "0");
   w.end_obj();
 }
 
@@ -297,6 +307,7 @@ void write_position(JsonWriter& w, const pipe::PositionView& p, const AccountFig
   w.key("liquidation_price").dec(liq, pd).kv_i("margin_mode", p.isolated);
   w.key("allocated_margin").dec(p.allocated, kUsdc);
   w.key("total_funding_paid_out").dec(p.funding_paid, kUsdc);
+  w.key("total_discount").dec(0, kUsdc);  // no fee discounts on tachyon
   w.end_obj();
 }
 
@@ -309,20 +320,53 @@ void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup
   l1 += to_hex(a.l1_address.data(), a.l1_address.size());
   w.kv_s("l1_address", l1);
   w.kv_i("account_trading_mode", 0).kv_i("status", 1).kv_i("cancel_all_time", 0);
-  w.kv_i("total_order_count", a.open_order_count).kv_i("pending_order_count", 0);
+  uint32_t isolated_orders = 0, pending = 0;
+  for (const auto& p : a.positions)
+    if (p.isolated) isolated_orders += p.open_orders;
+  for (const auto& o : a.order_list()) pending += o.o.pending != 0;
+  w.kv_i("total_order_count", a.open_order_count).kv_i("pending_order_count", pending);
+  w.kv_i("total_isolated_order_count", isolated_orders);
+  w.kv_i("created_at", a.created_ns / 1'000'000).kv_i("transaction_time", a.engine_ts_ns / 1000);
+  // No names, referrals or public pools on tachyon: Lighter's empty values.
+  w.kv_s("name", "").kv_s("description", "").kv_b("can_invite", false);
+  w.kv_s("referral_points_percentage", "0").kv_b("can_rfq", false);
+  w.key("pool_info").obj().kv_i("status", 0).kv_s("operator_fee", "0");
+  w.kv_s("min_operator_share_rate", "0").kv_i("total_shares", 0).kv_i("operator_shares", 0);
+  w.kv_i("annual_percentage_yield", 0).key("daily_returns").arr().end_arr();
+  w.key("share_prices").arr().end_arr().kv_i("sharpe_ratio", 0);
+  w.key("strategies").arr().end_arr().end_obj();
   w.key("collateral").dec(a.collateral, kUsdc).key("available_balance").dec(f.available, kUsdc);
   w.key("total_asset_value").dec(f.tav + f.isolated_tav, kUsdc);
   w.key("cross_asset_value").dec(f.tav, kUsdc);
   w.key("cross_initial_margin_requirement").dec(f.imr, kUsdc);
   w.key("cross_maintenance_margin_requirement").dec(f.mmr, kUsdc);
+  // Spot assets: none (perpetuals only; the USDC collateral is `collateral`).
   w.key("assets").arr().obj().kv_s("symbol", "USDC").kv_i("asset_id", 3);
-  w.key("balance").dec(0, kUsdc).key("locked_balance").dec(0, kUsdc).end_obj().end_arr();
+  w.key("balance").dec(0, kUsdc).key("locked_balance").dec(0, kUsdc);
+  w.key("margin_balance").dec(0, kUsdc).kv_s("margin_mode", "enabled").end_obj().end_arr();
+  w.key("pending_unlocks").arr().end_arr();
   w.key("positions").arr();
   for (const auto& p : a.positions)
     if (p.size != 0 || p.open_orders != 0) write_position(w, p, f, markets);
   w.end_arr();
   w.key("shares").arr().end_arr();
   w.end_obj();
+}
+
+void write_sub_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets) {
+  const AccountFigures f = account_figures(a, markets);
+  uint32_t isolated_orders = 0, pending = 0;
+  for (const auto& p : a.positions)
+    if (p.isolated) isolated_orders += p.open_orders;
+  for (const auto& o : a.order_list()) pending += o.o.pending != 0;
+  w.obj().kv_i("code", 0).kv_i("account_type", a.master == a.index ? 0 : 1);
+  w.kv_i("account_trading_mode", 0).kv_i("index", a.index);
+  w.kv_s("l1_address", "0x" + to_hex(a.l1_address.data(), a.l1_address.size()));
+  w.kv_i("cancel_all_time", 0).kv_i("total_order_count", a.open_order_count);
+  w.kv_i("total_isolated_order_count", isolated_orders).kv_i("pending_order_count", pending);
+  w.key("available_balance").dec(f.available, kUsdc).kv_i("status", 1);
+  w.key("collateral").dec(a.collateral, kUsdc);
+  w.kv_i("transaction_time", a.engine_ts_ns / 1000).end_obj();
 }
 
 void write_user_stats(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets) {

@@ -91,6 +91,9 @@ const WorkerLogic::Route WorkerLogic::kRoutes[] = {
     {false, false, "/api/v1/accountActiveOrders", &WorkerLogic::get_active_orders},
     {false, false, "/api/v1/accountInactiveOrders", &WorkerLogic::get_inactive_orders},
     {false, false, "/api/v1/trades", &WorkerLogic::get_trades},
+    {false, false, "/api/v1/deposit/history", &WorkerLogic::get_money_history},
+    {false, false, "/api/v1/withdraw/history", &WorkerLogic::get_money_history},
+    {false, false, "/api/v1/transfer/history", &WorkerLogic::get_money_history},
 };
 
 // A path on the wrong listener or with the wrong method: 404 on the admin listener, 405 for a
@@ -190,8 +193,14 @@ HttpReply WorkerLogic::get_asset_details(RestCall& c) {
   HttpReply& r = c.r;
   JsonWriter& w = c.w;
   w.obj().kv_i("code", 200).key("asset_details").arr();
-  w.obj().kv_i("asset_id", 3).kv_s("symbol", "USDC").kv_i("decimals", 6);
+  w.obj().kv_i("asset_id", 3).kv_s("symbol", "USDC").kv_i("decimals", 6).kv_i("l1_decimals", 6);
   w.kv_s("min_transfer_amount", "1.000000").kv_s("min_withdrawal_amount", "1.000000");
+  // USDC is the collateral itself: priced at 1, counted in full, never lent, no supply caps
+  // ("0": none), and no L1 token contract behind this server's deposits.
+  w.kv_s("margin_mode", "enabled").kv_s("index_price", "1.000000").kv_i("price_decimals", 6);
+  w.kv_s("l1_address", "0x0000000000000000000000000000000000000000");
+  w.kv_s("global_supply_cap", "0").kv_s("user_supply_cap", "0").kv_s("total_supplied", "0");
+  w.kv_s("liquidation_fee", "0").kv_s("liquidation_threshold", "1").kv_s("loan_to_value", "1");
   w.end_obj().end_arr().end_obj();
   return std::move(r);
 }
@@ -232,6 +241,13 @@ HttpReply WorkerLogic::get_order_book_orders(RestCall& c) {
   if (!rd) rd.emplace(pipe_.book(static_cast<MarketId>(m)).reader());
   rd->read([&](const pipe::BookSnapshot* s) {
     const int pd = mv->params.price_decimals, sd = mv->params.size_decimals;
+    // transaction_time: when the order rested or changed last (µs), from its owner's view; 0 when
+    // that view's order list is held back (over orders_in_view orders, rebuilt every few ms).
+    auto order_time_us = [&](const pipe::BookOrder& o) -> int64_t {
+      const pipe::AccountView* a = dry_.accounts().find(o.owner);
+      const pipe::OrderView* v = a ? a->order_list().find(o.order_index) : nullptr;
+      return v ? v->updated_ns / 1000 : 0;
+    };
     // One row per order, in priority order (price, then time), at most 100 a side.
     auto side = [&](const std::vector<pipe::BookOrder>& os, bool ask) {
       const size_t n = std::min<size_t>(os.size(), static_cast<size_t>(limit));
@@ -242,14 +258,17 @@ HttpReply WorkerLogic::get_order_book_orders(RestCall& c) {
         w.obj().kv_i("order_index", o.order_index).kv_s("order_id", std::to_string(o.order_index));
         w.kv_i("owner_account_index", o.owner).key("initial_base_amount").dec(o.initial, sd);
         w.key("remaining_base_amount").dec(o.remaining, sd).key("price").dec(o.price, pd);
-        w.kv_i("order_expiry", o.expiry_ms).kv_b("is_ask", ask).end_obj();
+        w.kv_i("order_expiry", o.expiry_ms).kv_i("transaction_time", order_time_us(o));
+        w.kv_b("is_ask", ask).end_obj();
       }
       w.end_arr();
     };
     w.obj().kv_i("code", 200);
     static const std::vector<pipe::BookOrder> none;
-    side(s ? s->ask_orders : none, true);
-    side(s ? s->bid_orders : none, false);
+    dry_.account_reader().read([&] {
+      side(s ? s->ask_orders : none, true);
+      side(s ? s->bid_orders : none, false);
+    });
     w.kv_i("nonce", s ? s->nonce : 0).end_obj();
   });
   return std::move(r);
@@ -377,9 +396,10 @@ HttpReply WorkerLogic::get_account(RestCall& c) {
   JsonWriter& w = c.w;
   auto market_lookup = [this](MarketId m) { return dry_.market(m); };
   const auto by = query(req.target, "by");
+  if (by && *by == "l1_address") return get_accounts_of_l1(c);
   AccountIndex idx = 0;
   if (!by || *by != "index" || !query_int(req.target, "value", idx))
-    return error_reply(400, 21101, "use by=index&value=<account index>");
+    return error_reply(400, 21101, "use by=index&value=<account index> or by=l1_address&value=0x…");
   bool found = false;
   dry_.account_reader().read([&] {
     const pipe::AccountView* a = dry_.accounts().find(idx);
@@ -391,6 +411,29 @@ HttpReply WorkerLogic::get_account(RestCall& c) {
   });
   if (!found) return error_reply(400, 21101, "account not found");
   return std::move(r);
+}
+
+// account?by=l1_address: every account of the address, by index.
+HttpReply WorkerLogic::get_accounts_of_l1(RestCall& c) {
+  auto market_lookup = [this](MarketId m) { return dry_.market(m); };
+  const auto l1 = query(c.req.target, "value");
+  std::array<uint8_t, 20> addr{};
+  if (!l1 || !from_hex(*l1, addr.data(), addr.size()))
+    return error_reply(400, 21501, "value must be an l1_address: 20 bytes of hex");
+  JsonWriter& w = c.w;
+  dry_.account_reader().read([&] {
+    std::vector<const pipe::AccountView*> found;
+    dry_.accounts().for_each_with_l1(addr,
+                                     [&](const pipe::AccountView& a) { found.push_back(&a); });
+    std::sort(
+        found.begin(), found.end(),
+        [](const pipe::AccountView* x, const pipe::AccountView* y) { return x->index < y->index; });
+    w.obj().kv_i("code", 200).kv_i("total", static_cast<int64_t>(found.size()));
+    w.key("accounts").arr();
+    for (const pipe::AccountView* a : found) write_account(w, *a, market_lookup);
+    w.end_arr().end_obj();
+  });
+  return std::move(c.r);
 }
 
 HttpReply WorkerLogic::get_api_keys(RestCall& c) {
@@ -422,7 +465,7 @@ HttpReply WorkerLogic::get_api_keys(RestCall& c) {
       if (key != 255 && k.index != key) continue;
       w.obj().kv_i("account_index", a->index).kv_i("api_key_index", k.index);
       w.kv_i("nonce", k.next_nonce).kv_s("public_key", to_hex(k.pubkey.data(), 32));
-      w.kv_i("version", k.version).end_obj();
+      w.kv_i("version", k.version).kv_i("transaction_time", a->engine_ts_ns / 1000).end_obj();
     }
     w.end_arr().end_obj();
   });
@@ -486,6 +529,16 @@ HttpReply WorkerLogic::get_tx(RestCall& c) {
   w.kv_s("l1_address", "").kv_i("account_index", rec->tx.h.account).kv_i("nonce", rec->tx.h.nonce);
   w.kv_i("expire_at", rec->tx.h.expired_at_ms).kv_i("block_height", rec->block);
   w.kv_i("queued_at", rec->queued_ms).kv_i("executed_at", rec->executed_ms);
+  w.kv_i("api_key_index", rec->tx.h.api_key_index);
+  w.kv_i("transaction_time", rec->executed_ms * 1000);  // µs, as Lighter's
+  // When its block was committed (0: not yet, or older than the blocks kept in memory); tachyon
+  // has no validity proofs, so nothing is ever "verified" (0).
+  int64_t committed_ms = 0;
+  if (shared_.blocks) {
+    const auto b = shared_.blocks(rec->block, 1);
+    if (!b.empty() && b[0].block == rec->block) committed_ms = b[0].sealed_time_ns / 1'000'000;
+  }
+  w.kv_i("committed_at", committed_ms).kv_i("verified_at", 0);
   w.kv_i("order_index", rec->order_index).kv_s("parent_hash", "").end_obj();
   return std::move(r);
 }
@@ -508,20 +561,7 @@ HttpReply WorkerLogic::get_accounts_by_l1(RestCall& c) {
     std::sort(
         found.begin(), found.end(),
         [](const pipe::AccountView* x, const pipe::AccountView* y) { return x->index < y->index; });
-    for (const pipe::AccountView* ap : found) {
-      const pipe::AccountView& a = *ap;
-      const AccountFigures f = account_figures(a, market_lookup);
-      w.obj().kv_i("code", 0).kv_i("account_type", a.master == a.index ? 0 : 1);
-      w.kv_i("index", a.index).kv_s("l1_address", *l1).kv_i("cancel_all_time", 0);
-      w.kv_i("total_order_count", a.open_order_count)
-          .kv_i("pending_order_count", 0)
-          .kv_i("status", 1);
-      w.key("collateral")
-          .dec(a.collateral, 6)
-          .key("available_balance")
-          .dec(f.available, 6)
-          .end_obj();
-    }
+    for (const pipe::AccountView* ap : found) write_sub_account(w, *ap, market_lookup);
   });
   w.end_arr().end_obj();
   return std::move(r);
@@ -605,7 +645,13 @@ HttpReply WorkerLogic::get_blocks(RestCall& c) {
     w.kv_s("state_root", codec::to_hex(b.state_root.data(), 32));
     w.kv_s("tx_root", codec::to_hex(b.tx_root.data(), 32));
     w.kv_i("first_seq", b.first_seq).kv_i("last_seq", b.last_seq).kv_i("tx_count", b.tx_count);
-    w.kv_i("timestamp", b.sealed_time_ns / 1'000'000).kv_s("status", "committed").end_obj();
+    // Lighter's rollup fields: a block here is committed when it is listed (status 1) and never
+    // proven on an L1 (no operations, no L1 tx, verified_at 0); its txs are read with tx?by=hash.
+    w.kv_i("timestamp", b.sealed_time_ns / 1'000'000).kv_i("status", 1);
+    w.kv_i("size", b.tx_count).kv_i("committed_at", b.sealed_time_ns / 1'000'000);
+    w.kv_s("committed_tx_hash", "").kv_s("verified_tx_hash", "").kv_i("verified_at", 0);
+    w.kv_i("priority_operations", 0).kv_i("on_chain_l2_operations", 0);
+    w.kv_s("pending_on_chain_operations_pub_data", "").key("txs").arr().end_arr().end_obj();
   }
   w.end_arr().end_obj();
   return std::move(r);

@@ -1,5 +1,6 @@
-// WorkerLogic, REST side: an account's orders and trades (Lighter's accountActiveOrders,
-// accountInactiveOrders, trades), private reads authorized by the account's auth token.
+// WorkerLogic, REST side: an account's orders, trades and money movements (Lighter's
+// accountActiveOrders, accountInactiveOrders, trades, deposit/withdraw/transfer history),
+// private reads authorized by the account's auth token.
 #include <map>
 
 #include "tachyon/api/crypto.hpp"
@@ -39,6 +40,8 @@ bool read_market(const HttpRequest& req, MarketId& m) {
   m = static_cast<MarketId>(x);
   return true;
 }
+
+std::string l1_of(const std::array<uint8_t, 20>& a) { return "0x" + to_hex(a.data(), a.size()); }
 
 }  // namespace
 
@@ -97,6 +100,47 @@ HttpReply WorkerLogic::get_inactive_orders(RestCall& c) {
       if (mv) write_order(w, o.o, o.created_ns, o.updated_ns, *mv, order_status(o.o.reason));
     }
     w.end_arr().kv_s("next_cursor", "").end_obj();
+  });
+}
+
+// The account's deposits, withdrawals or transfers that the server still holds
+// (ReadSide::money_history), newest first, in Lighter's history items: every one completed (an
+// operator deposit, a withdrawal and a transfer are final once executed), USDC (asset 3), perps.
+HttpReply WorkerLogic::get_money_history(RestCall& c) {
+  using R = BalanceReason;
+  auto bit = [](R r) { return 1u << static_cast<unsigned>(r); };
+  const std::string_view p = c.path;
+  const bool deposits = p == "/api/v1/deposit/history", withdraws = p == "/api/v1/withdraw/history";
+  const uint32_t kinds = deposits    ? bit(R::kDeposit)
+                         : withdraws ? bit(R::kWithdraw)
+                                     : bit(R::kTransferIn) | bit(R::kTransferOut);
+  JsonWriter& w = c.w;
+  return private_read(c, [&](const pipe::AccountView& a) {
+    const auto list = pipe_.read_side().money_history(a.index, kinds, 100);
+    w.obj().kv_i("code", 200);
+    w.key(deposits ? "deposits" : withdraws ? "withdraws" : "transfers").arr();
+    for (const pipe::MoneyRecord& r : list) {
+      const std::string hash = shared_.tx_hash_of(r.origin_worker, r.origin_cookie);
+      w.obj().kv_s("id", std::to_string(r.id)).key("amount").dec(r.amount, 6);
+      w.kv_i("timestamp", r.time_ns / 1'000'000).kv_i("asset_id", 3);
+      if (deposits || withdraws) {
+        w.kv_s("status", "completed").kv_s("l1_tx_hash", hash);
+        if (withdraws) w.kv_s("type", "secure");
+      } else {
+        const bool out = r.reason == R::kTransferOut;
+        const AccountIndex from = out ? r.account : r.counterparty;
+        const AccountIndex to = out ? r.counterparty : r.account;
+        const pipe::AccountView* other = dry_.accounts().find(r.counterparty);
+        const std::string mine = l1_of(a.l1_address);
+        const std::string theirs = other ? l1_of(other->l1_address) : l1_of({});
+        w.kv_s("type", out ? "L2TransferOutflow" : "L2TransferInflow");
+        w.kv_s("from_l1_address", out ? mine : theirs).kv_s("to_l1_address", out ? theirs : mine);
+        w.kv_i("from_account_index", from).kv_i("to_account_index", to).kv_s("tx_hash", hash);
+        w.key("fee").dec(r.fee, 6).kv_s("from_route", "perps").kv_s("to_route", "perps");
+      }
+      w.end_obj();
+    }
+    w.end_arr().kv_s("cursor", "").end_obj();
   });
 }
 

@@ -121,6 +121,7 @@ void ReadSide::apply(const StateUpdate& u) {
       s.view.collateral = u.balance.collateral;
       s.view.engine_ts_ns = u.time_ns;
       touch(s);
+      on_money(u);
       break;
     }
     case UpdateType::kAccount: {
@@ -128,6 +129,7 @@ void ReadSide::apply(const StateUpdate& u) {
       s.view.master = u.account.master;
       s.view.l1_address = u.account.l1_address;
       s.view.engine_ts_ns = u.time_ns;
+      if (s.view.created_ns == 0) s.view.created_ns = u.time_ns;
       touch(s);
       break;
     }
@@ -556,6 +558,54 @@ void ReadSide::publish(int64_t now_ns, bool force_history, bool force_orders) {
   // Held-back order lists aside (orders_current says so), every view now reflects the log.
   log_published_.store(log_.head(), std::memory_order_release);
   closed_published_.store(closed_log_.head(), std::memory_order_release);
+  money_published_.store(money_log_.head(), std::memory_order_release);
+}
+
+// Deposits, withdrawals and transfers into the money log. A transfer's sending side (its delta
+// includes the fee) is held until the receiving side, the engine's next balance update, names
+// the amount and the other account; both sides go in then.
+void ReadSide::on_money(const StateUpdate& u) {
+  const BalanceUpdate& b = u.balance;
+  if (b.reason != BalanceReason::kDeposit && b.reason != BalanceReason::kWithdraw &&
+      b.reason != BalanceReason::kTransferIn && b.reason != BalanceReason::kTransferOut)
+    return;
+  MoneyRecord r;
+  r.account = b.account;
+  r.amount = b.delta < 0 ? -b.delta : b.delta;
+  r.time_ns = u.time_ns;
+  r.origin_cookie = u.origin_cookie;
+  r.origin_worker = u.origin_worker;
+  r.reason = b.reason;
+  if (b.reason == BalanceReason::kTransferOut) {
+    transfer_out_ = r;
+    return;
+  }
+  if (b.reason == BalanceReason::kTransferIn) {
+    MoneyRecord out = transfer_out_;
+    transfer_out_ = MoneyRecord{};
+    out.counterparty = r.account;
+    out.fee = out.amount - r.amount;
+    out.amount = r.amount;
+    out.id = ++money_count_;
+    money_log_.append(out);
+    r.counterparty = out.account;
+  }
+  r.id = ++money_count_;
+  money_log_.append(r);
+}
+
+std::vector<MoneyRecord> ReadSide::money_history(AccountIndex a, uint32_t kinds,
+                                                 size_t limit) const {
+  const uint64_t head = money_published_.load(std::memory_order_acquire);
+  std::vector<MoneyRecord> out;
+  MoneyRecord r;
+  for (uint64_t pos = head;
+       pos > 0 && out.size() < limit && head - pos < money_log_.capacity() - 1;) {
+    --pos;
+    if (!money_log_.read(pos, r)) break;  // overwritten meanwhile: the older ones are gone
+    if (r.account == a && (kinds >> static_cast<unsigned>(r.reason) & 1u)) out.push_back(r);
+  }
+  return out;
 }
 
 std::vector<OrderView> ReadSide::closed_orders(AccountIndex a, MarketId m, size_t limit) const {

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 
 #include "api/api_support.hpp"
 #include "api/ws_client.hpp"
@@ -186,8 +187,15 @@ TEST(Api, a_restarted_server_is_ready_only_with_the_restored_state_and_serves_it
   simdjson::dom::parser hp;
   EXPECT_EQ(num(parse(hp, health.body), "applied_seq"), applied_before)
       << "the restored state is applied: " << health.body;
-  EXPECT_EQ(again.get("/api/v1/account?by=index&value=4").body, account);
-  const std::string book2 = again.get("/api/v1/orderBookOrders?market_id=0").body;
+  // The state, without the times of the txs that changed each object last: the engine keeps no
+  // such times, so a restored object carries the restore's (docs/WIRE_FIELDS.md).
+  const auto no_times = [](std::string s) {
+    return std::regex_replace(s, std::regex("\"transaction_time\":[0-9]+"), "");
+  };
+  account = no_times(account);
+  book = no_times(book);
+  EXPECT_EQ(no_times(again.get("/api/v1/account?by=index&value=4").body), account);
+  const std::string book2 = no_times(again.get("/api/v1/orderBookOrders?market_id=0").body);
   const size_t cut = book.find("\"nonce\":"), cut2 = book2.find("\"nonce\":");
   EXPECT_EQ(book2.substr(0, cut2), book.substr(0, cut));
   EXPECT_GT(std::stoll(book2.substr(cut2 + 8)), std::stoll(book.substr(cut + 8)))

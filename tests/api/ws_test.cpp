@@ -195,7 +195,8 @@ TEST(Ws, a_trade_push_names_the_taker_tx) {
   const std::string push = c.recv_until("update/trade");
   EXPECT_NE(push.find("\"tx_hash\":\"" + hash + "\""), std::string::npos) << push;
   // both sides' client order indices (the maker asked, the taker bid)
-  EXPECT_NE(push.find(R"("ask_client_id":77,"bid_client_id":88)"), std::string::npos) << push;
+  EXPECT_NE(push.find(R"("ask_client_id":77,"ask_client_id_str":"77")"), std::string::npos) << push;
+  EXPECT_NE(push.find(R"("bid_client_id":88,"bid_client_id_str":"88")"), std::string::npos) << push;
 }
 
 }  // namespace

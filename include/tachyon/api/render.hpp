@@ -34,6 +34,8 @@ void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_
                  const pipe::MarketView& m, std::string_view status);
 // The /account entry (also account_all's `account`).
 void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets);
+// The short form accountsByL1Address lists (Lighter's Account).
+void write_sub_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets);
 // user_stats' `stats`.
 void write_user_stats(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets);
 void write_candle(JsonWriter& w, const pipe::Candle& c, const pipe::MarketView& m);

@@ -304,12 +304,14 @@ class WorkerLogic {
   HttpReply get_blocks(RestCall& c);
   HttpReply get_tx(RestCall& c);
   HttpReply get_accounts_by_l1(RestCall& c);
+  HttpReply get_accounts_of_l1(RestCall& c);
   HttpReply get_order_book_updates(RestCall& c);
   // rest_account.cpp: an account's orders and trades, private reads.
   HttpReply private_read(RestCall& c, absl::FunctionRef<void(const pipe::AccountView&)> f);
   HttpReply get_active_orders(RestCall& c);
   HttpReply get_inactive_orders(RestCall& c);
   HttpReply get_trades(RestCall& c);
+  HttpReply get_money_history(RestCall& c);
 
   // sendTx / sendTxBatch / dryRun (send_tx.cpp), from a REST form or a WS jsonapi/sendtx.
   enum class SendKind : uint8_t { kTx, kBatch, kDryRun };

@@ -62,6 +62,19 @@ struct TradeRecord {
   uint8_t origin_worker;
 };
 
+// One side of a deposit, withdrawal or transfer, as the account's money history shows it.
+struct MoneyRecord {
+  AccountIndex account = 0;
+  AccountIndex counterparty = 0;  // a transfer's other account (0: a deposit or withdrawal)
+  Usdc amount = 0;                // > 0: what moved
+  Usdc fee = 0;                   // a transfer's fee, paid by the sender
+  int64_t time_ns = 0;
+  uint64_t id = 0;  // the exchange's count of money movements since the start: unique, rising
+  uint32_t origin_cookie = 0;  // the tx's submitting worker and cookie (StateUpdate)
+  uint8_t origin_worker = 0;
+  BalanceReason reason = BalanceReason::kDeposit;  // kDeposit, kWithdraw, kTransferIn/Out
+};
+
 struct FundingRecord {
   int64_t time_ms = 0;
   int64_t rate = 0;  // 1e-9 per period, > 0: longs paid
@@ -216,6 +229,9 @@ struct AccountView {
   uint32_t trade_first = 0, trade_shown = 0;
   uint64_t trade_count = 0;
   int64_t engine_ts_ns = 0;
+  // When this server executed the account's creation; 0 for an account restored from a snapshot
+  // (the engine keeps no creation time).
+  int64_t created_ns = 0;
   uint64_t version = 0;
 
   TradeRange trades() const {
@@ -386,6 +402,8 @@ class ReadSide {
   static constexpr size_t kAccountTrades = 100;
   // Closed orders kept (filled, canceled, expired, rejected takers), across all accounts.
   static constexpr size_t kClosedOrders = 1 << 14;
+  // Deposits, withdrawals and transfer sides kept, across all accounts.
+  static constexpr size_t kMoneyRecords = 1 << 14;
 
   explicit ReadSide(const ReadSideConfig& cfg);
   ReadSide(const ReadSide&) = delete;
@@ -434,6 +452,10 @@ class ReadSide {
   // Account `a`'s orders among the exchange's last kClosedOrders closed ones since the start,
   // newest first, at most `limit`, of market `m` (kAllMarkets: any); as of the last publish.
   std::vector<OrderView> closed_orders(AccountIndex a, MarketId m, size_t limit) const;
+  // Account `a`'s deposits, withdrawals and transfers (reasons in `kinds`, a bit per
+  // BalanceReason) among the exchange's last kMoneyRecords since the start, newest first, at
+  // most `limit`; as of the last publish.
+  std::vector<MoneyRecord> money_history(AccountIndex a, uint32_t kinds, size_t limit) const;
   const BroadcastLog<StateUpdate>& log() const { return log_; }
   // The log positions whose effects the published views already show: a worker that fans out
   // up to here builds frames from views at least as new as the updates (it never pushes an
@@ -547,8 +569,13 @@ class ReadSide {
   std::vector<MarketId> markets_changed_, history_changed_;
   BroadcastLog<StateUpdate> log_;
   std::atomic<uint64_t> log_published_{0};
-  BroadcastLog<OrderView> closed_log_{kClosedOrders};  // every order that left, oldest first
-  std::atomic<uint64_t> closed_published_{0};          // its head as of the last publish
+  BroadcastLog<OrderView> closed_log_{kClosedOrders};   // every order that left, oldest first
+  std::atomic<uint64_t> closed_published_{0};           // its head as of the last publish
+  BroadcastLog<MoneyRecord> money_log_{kMoneyRecords};  // oldest first
+  std::atomic<uint64_t> money_published_{0};            // its head as of the last publish
+  MoneyRecord transfer_out_{};  // a transfer's sending side, until its receiving side follows
+  uint64_t money_count_ = 0;
+  void on_money(const StateUpdate& u);
   std::vector<std::unique_ptr<BroadcastLog<TradeRecord>>> trade_logs_;  // per market
   // Per market: the trade log's head as of the last publish (recent_trades reads no further, so
   // a trade shows there with its tx's views, not before).

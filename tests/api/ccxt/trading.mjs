@@ -259,6 +259,14 @@ await call('A withdraw', () => A.withdraw('USDC', 50, '0x00000000000000000000000
 const a2 = await account(TA.index);
 eq('A collateral after withdraw', Number(a2.collateral), Number(a1.collateral) - 50);
 ok('transfer moved 100 USDC from A to C, withdraw took 50 from A, to the micro-USDC');
+const transfers = await call('A fetchTransfers', () => A.fetchTransfers('USDC'));
+eq('fetchTransfers', transfers.map((x) => [x.amount, x.info.type, x.info.to_account_index, x.info.fee]),
+    [[100, 'L2TransferOutflow', C.transfer_to, '0.000000']]);
+const withdrawals = await call('A fetchWithdrawals', () => A.fetchWithdrawals('USDC'));
+eq('fetchWithdrawals', withdrawals.map((x) => [x.amount, x.type]), [[50, 'withdrawal']]);
+const deposits = await call('A fetchDeposits', () => A.fetchDeposits('USDC', undefined, undefined, { address: a0.l1_address }));
+eq('fetchDeposits', deposits.map((x) => x.amount), [100000]);
+ok('fetchTransfers, fetchWithdrawals and fetchDeposits: exactly the account\'s movements');
 const bal = await call('A fetchBalance', () => A.fetchBalance());
 eq('fetchBalance total', bal.USDC?.total, Number(a2.collateral));
 eq('fetchBalance free', bal.USDC?.free, Number(a2.available_balance));
@@ -288,6 +296,10 @@ await watchUntil('B watchMyTrades sees the WS fill', () => B.watchMyTrades(S), (
 eq('trades on the market at the end', await tradeCount(ETH), tradesEth);
 ok('createOrderWs placed and filled; watchOrders and watchMyTrades followed it');
 
+// The book keeps a resting order a side, and a stop-loss waits (the schema check reads them).
+await call('A rests a bid', () => A.createOrder(S, 'limit', 'buy', 0.1, 2900));
+await call('A rests an ask', () => A.createOrder(S, 'limit', 'sell', 0.1, 3100));
+await call('A stop-loss waits', () => A.createOrder(S, 'limit', 'buy', 0.1, 3150, { stopLossPrice: 3140 }));
 closing = true;
 await A.close();
 await B.close();
