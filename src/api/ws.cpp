@@ -79,7 +79,8 @@ std::optional<Channel> parse_channel(std::string_view ch) {
     c.account = a;
     c.key = c.kind + "/" + std::to_string(a);
     c.frame = c.kind + ":" + std::to_string(a);
-    c.needs_auth = c.kind == "account_all_orders" || c.kind == "account_all_assets";
+    c.needs_auth = c.kind == "account_all_orders" || c.kind == "account_all_assets" ||
+                   c.kind == "account_all_trades";
     return c;
   }
   if (c.kind == "account_orders") {

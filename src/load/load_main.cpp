@@ -388,6 +388,7 @@ int run_and_report(const Options& o, const load::MarketInfo& mi,
   rc.connections = o.connections;
   rc.subscribers = o.subscribers;
   rc.market = mi.id;
+  rc.chain_id = o.chain_id;
   rc.drain_s = o.drain;
   const load::RunResult res = load::run_plan(rc, plan, traders);
   if (!res.error.empty()) return fail(res.error);

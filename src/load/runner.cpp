@@ -4,10 +4,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 #include <charconv>
+#include <ctime>
 #include <deque>
 #include <memory>
 #include <unordered_map>
 
+#include "tachyon/api/crypto.hpp"
 #include "tachyon/core/clock.hpp"
 #include "tachyon/core/histogram.hpp"
 
@@ -233,11 +235,16 @@ std::string connect_all(asio::io_context& io, Shared& sh, const std::vector<Trad
     if (std::string e = c->connect(target(i).first, target(i).second); !e.empty()) return e;
     conns.senders.push_back(c);
   }
-  // Takers hear their fills on their sending connection.
+  // Takers hear their fills on their sending connection (a private channel: their API key 0's
+  // auth token).
+  const int64_t deadline_s = static_cast<int64_t>(std::time(nullptr)) + api::kMaxTokenLifetimeS / 2;
   for (size_t t = 0; t < traders.size(); ++t) {
     if (traders[t].maker) continue;
+    const Trader& tr = traders[t];
+    const std::string token = api::make_auth_token(deadline_s, tr.account, 0, cfg.chain_id, tr.sk);
     conns.senders[t % nsend]->send_owned(R"({"type":"subscribe","channel":"account_all_trades/)" +
-                                         std::to_string(traders[t].account) + "\"}");
+                                         std::to_string(tr.account) + R"(","auth":")" + token +
+                                         "\"}");
   }
   for (unsigned i = 0; i < cfg.subscribers; ++i) {
     auto c = std::make_shared<Conn>(io, sh, true);

@@ -26,7 +26,8 @@ struct RunConfig {
   unsigned connections = 4;   // sending connections (a trader always uses the same one)
   unsigned subscribers = 10;  // connections on order_book/trade/account_all
   MarketId market = 0;
-  double drain_s = 5;  // after the last send, wait this long for the last replies
+  uint32_t chain_id = 304;  // of the auth tokens private channels take
+  double drain_s = 5;       // after the last send, wait this long for the last replies
 };
 
 enum FreshChan { kFreshBook, kFreshTrade, kFreshAccount, kFreshCount };

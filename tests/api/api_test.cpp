@@ -458,8 +458,10 @@ TEST(Api, ccxt_reads_the_same_values_as_the_server_state) {
   const std::string expect =
       "{\"http\":\"http://127.0.0.1:" + std::to_string(s.port()) +
       "\",\"ws\":\"ws://127.0.0.1:" + std::to_string(s.port()) +
-      "/stream\",\"accountIndex\":4,"
-      "\"markets\":[{\"market_id\":0,\"symbol\":\"ETH\",\"size_decimals\":4,\"price_decimals\":2},"
+      "/stream\",\"accountIndex\":4,\"auth\":\"" +
+      api::make_auth_token(now_ms() / 1000 + 600, 4, 0, 304, sc.taker.sk) +
+      "\",\"markets\":[{\"market_id\":0,\"symbol\":\"ETH\",\"size_decimals\":4,\"price_decimals\":"
+      "2},"
       "{\"market_id\":1,\"symbol\":\"BTC\",\"size_decimals\":5,\"price_decimals\":1}],\"market_"
       "id\":0,"
       "\"book\":{\"bids\":[[2990,1.2],[2980,0.5]],\"asks\":[[3010,0.6],[3020,2]]},"

@@ -39,10 +39,13 @@ struct Desk {
 };
 
 std::string trades(Server& s) { return s.get("/api/v1/recentTrades?market_id=0&limit=100").body; }
-// An account's recent trades and total as account_all_trades/{a} sends them on subscribing.
-std::string account_trades(Server& s, AccountIndex a) {
+// An account's recent trades and total as account_all_trades/{a} sends them on subscribing (with
+// the account's auth token).
+std::string account_trades(Server& s, const Trader& t) {
   WsClient c(s.port());
-  c.send(R"({"type":"subscribe","channel":"account_all_trades/)" + std::to_string(a) + "\"}");
+  const std::string token = api::make_auth_token(now_ms() / 1000 + 600, t.account, 0, 304, t.sk);
+  c.send(R"({"type":"subscribe","channel":"account_all_trades/)" + std::to_string(t.account) +
+         R"(","auth":")" + token + "\"}");
   const std::string f = c.recv_until("subscribed/account_all_trades");
   const size_t from = f.find("\"trades\":"), total = f.find("\"total_trade_count\":");
   if (from == std::string::npos || total == std::string::npos) return "no trades in " + f;
@@ -67,8 +70,8 @@ TEST(History, recent_trades_and_candles_survive_clean_and_crash_restarts_once_ea
     trades1 = trades(s);
     candles1m = candles(s, "1m");
     candles1h = candles(s, "1h");
-    maker1 = account_trades(s, d.maker.account);
-    taker1 = account_trades(s, d.taker.account);
+    maker1 = account_trades(s, d.maker);
+    taker1 = account_trades(s, d.taker);
     ASSERT_EQ(count(trades1, "\"trade_id\""), 6u) << trades1;
     ASSERT_EQ(count(maker1, "\"trade_id\""), 6u) << maker1;
     EXPECT_NE(taker1.find("\"total_trade_count\":6"), std::string::npos) << taker1;
@@ -91,12 +94,12 @@ TEST(History, recent_trades_and_candles_survive_clean_and_crash_restarts_once_ea
     EXPECT_EQ(candles(s, "1m"), candles1m);
     EXPECT_EQ(candles(s, "1h"), candles1h);
     // and each account's own trades, with their total, counted once
-    EXPECT_EQ(account_trades(s, d.maker.account), maker1);
-    EXPECT_EQ(account_trades(s, d.taker.account), taker1);
+    EXPECT_EQ(account_trades(s, d.maker), maker1);
+    EXPECT_EQ(account_trades(s, d.taker), taker1);
     d.round(s);
     trades2 = trades(s);
     candles2m = candles(s, "1m");
-    maker2 = account_trades(s, d.maker.account);
+    maker2 = account_trades(s, d.maker);
     ASSERT_EQ(count(trades2, "\"trade_id\""), 9u) << trades2;
     ASSERT_EQ(count(maker2, "\"trade_id\""), 9u) << maker2;
     EXPECT_NE(maker2.find("\"total_trade_count\":9"), std::string::npos) << maker2;
@@ -107,7 +110,7 @@ TEST(History, recent_trades_and_candles_survive_clean_and_crash_restarts_once_ea
     ASSERT_TRUE(s.ready()) << s.log();
     EXPECT_EQ(trades(s), trades2);
     EXPECT_EQ(candles(s, "1m"), candles2m);
-    EXPECT_EQ(account_trades(s, d.maker.account), maker2);  // the file's six + the replay's three
+    EXPECT_EQ(account_trades(s, d.maker), maker2);  // the file's six + the replay's three
     ASSERT_EQ(s.stop(), 0) << s.log();
   }
   flip_middle_byte(dir.path() + "/history.bin");  // damaged on disk

@@ -368,7 +368,7 @@ def ws_channels(args):
     a = args.account
     return [("order_book/0", False), ("trade/0", False), ("market_stats/0", False),
             ("market_stats/all", False), (f"account_all/{a}", False), (f"user_stats/{a}", False),
-            (f"account_all_trades/{a}", False), (f"account_all_orders/{a}", True),
+            (f"account_all_trades/{a}", True), (f"account_all_orders/{a}", True),
             (f"account_orders/0/{a}", True), (f"account_all_assets/{a}", True), ("height", False)]
 
 

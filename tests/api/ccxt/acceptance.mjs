@@ -1,5 +1,5 @@
 // ccxt acceptance test for tachyon: `node acceptance.mjs <expect.json>`. expect.json (written by the C++
-// harness after it set up the server state) holds http/ws URLs, accountIndex, markets, market_id, book,
+// harness after it set up the server state) holds http/ws URLs, accountIndex, auth (its token), markets, market_id, book,
 // last_trade_price, trades, my_trades, balance, positions and candle_1m. Prints "ok <what>" per check,
 // "FAIL <what>: got X want Y" and exits 1 on the first failure; exit 2 on usage error or 60 s timeout.
 //
@@ -193,7 +193,8 @@ eqNum('watchBalance USDC total', wb.USDC?.total, E.balance.total);
 eqNum('watchBalance USDC free', wb.USDC?.free, E.balance.free);
 ok('watchBalance');
 
-checkTrades('watchMyTrades', await watch('watchMyTrades', () => pro.watchMyTrades(S)), E.my_trades, false);
+// account_all_trades is private: the token goes in params (ccxt subscribes to it without one).
+checkTrades('watchMyTrades', await watch('watchMyTrades', () => pro.watchMyTrades(S, undefined, undefined, { auth: E.auth })), E.my_trades, false);
 
 await call('close', () => Promise.all([pro.close(), pro2.close()]));
 ok('close');

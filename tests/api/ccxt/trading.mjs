@@ -131,7 +131,11 @@ if ((await bookOrders(ETH, TA.index)).has(po.id)) fail('crossing post-only', 're
 eq('trades after the crossing post-only', await tradeCount(ETH), tradesEth);
 ok('a crossing post-only order is canceled without a trade');
 
-const bTrades = B.watchMyTrades(S);
+// account_all_trades is private: ccxt subscribes to it without a token, so one goes in params
+// (the signer is loaded by B's first private call).
+await call('B fetchOpenOrders', () => B.fetchOpenOrders(S));
+const bAuth = { auth: B.createAuth() };
+const bTrades = B.watchMyTrades(S, undefined, undefined, bAuth);
 const mkt = await call('B createOrder market buy', () => B.createOrder(S, 'market', 'buy', 0.2, 3100));
 let t = await lastTrade(ETH);
 eq('market buy fill price', t.price, '3010.00');
@@ -141,7 +145,7 @@ eq('market buy fill seller', t.ask_account_id, TA.index);
 tradesEth += 1;
 ok(`createOrder market (${mkt.id}) filled 0.2 at 3010 against A's ask`);
 await bTrades;
-await watchUntil('B watchMyTrades sees the fill', () => B.watchMyTrades(S), () => B.myTrades,
+await watchUntil('B watchMyTrades sees the fill', () => B.watchMyTrades(S, undefined, undefined, bAuth), () => B.myTrades,
     (ts) => ts.some((x) => String(x.id) === String(t.trade_id) && near(x.price, 3010) && near(x.amount, 0.2)));
 ok('watchMyTrades: the fill, by an incremental update');
 
@@ -291,7 +295,7 @@ await watchUntil('A watchOrders sees the WS order filled', () => A.watchOrders(S
     (os) => os.some((o) => o.id === wsBid.id && o.status === 'closed'));
 t = await lastTrade(ETH);
 eq('WS fill', [t.price, t.size, t.bid_account_id, t.ask_account_id], ['2980.00', '0.1000', TA.index, TB.index]);
-await watchUntil('B watchMyTrades sees the WS fill', () => B.watchMyTrades(S), () => B.myTrades,
+await watchUntil('B watchMyTrades sees the WS fill', () => B.watchMyTrades(S, undefined, undefined, bAuth), () => B.myTrades,
     (ts) => ts.some((x) => String(x.id) === String(t.trade_id)));
 eq('trades on the market at the end', await tradeCount(ETH), tradesEth);
 ok('createOrderWs placed and filled; watchOrders and watchMyTrades followed it');
