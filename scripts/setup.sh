@@ -10,6 +10,7 @@ pkgs=(
   libsimdjson-dev libsodium-dev libssl-dev libtomlplusplus-dev libcli11-dev
   clang-14 libclang-rt-14-dev libfuzzer-14-dev clang-format zlib1g-dev
   python3 python3-websockets curl universal-ctags valgrind openssl
+  prometheus
   nats-server libnats-dev
 )
 # Node.js runs the ccxt acceptance test; a machine that has node already keeps its own.
@@ -27,6 +28,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The prometheus package is here for promtool (the checks of configs/prometheus): its own
+  # server, started by the package where systemd runs, is not needed.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null &&
+     systemctl is-active --quiet prometheus 2>/dev/null; then
+    $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
   echo "setup: done"
 fi
 

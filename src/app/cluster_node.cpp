@@ -494,15 +494,15 @@ void ClusterNode::register_metrics(obs::Registry& r) const {
              "", [this] {
                return primary() && publisher_ ? double(publisher_->stats().replicated_seq) : 0.0;
              });
-  r.gauge_fn("tachyon_cluster_replication_wait_ms",
+  r.gauge_fn("tachyon_cluster_replication_wait_seconds",
              "Primary: how long the oldest batch has waited for the journal stream", "", [this] {
-               return primary() && publisher_ ? double(publisher_->stats().waiting_ms) : 0.0;
+               return primary() && publisher_ ? double(publisher_->stats().waiting_ms) / 1e3 : 0.0;
              });
   r.gauge_fn("tachyon_cluster_lag_txs", "Follower: txs on the stream not yet applied here", "",
              [this] { return primary() ? 0.0 : double(lag_txs()); });
-  r.gauge_fn("tachyon_cluster_lag_ms",
+  r.gauge_fn("tachyon_cluster_lag_seconds",
              "Follower: how long ago the primary executed the last tx applied here, while behind",
-             "", [this] { return primary() ? 0.0 : double(lag_ms()); });
+             "", [this] { return primary() ? 0.0 : double(lag_ms()) / 1e3; });
   r.counter_fn("tachyon_cluster_forwarded_txs",
                "Primary: txs taken from followers (checked there, forwarded over NATS)", "",
                [this] { return double(forwarded_txs_.load(std::memory_order_relaxed)); });

@@ -1,5 +1,10 @@
 #include "observability.hpp"
 
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "tachyon/core/alloc.hpp"
 
 namespace tachyon::app {
@@ -12,6 +17,24 @@ obs::RecorderConfig recorder_config(const Config& c, const std::string& dir) {
   r.min_interval_ns = int64_t{c.trace_min_interval_s} * 1'000'000'000;
   r.dir = dir;
   return r;
+}
+
+// The data dir's file system: bytes free to this process (f_bavail) or in all (f_blocks); -1
+// when statvfs fails.
+double fs_bytes(const std::string& dir, bool free) {
+  struct statvfs s {};
+  if (::statvfs(dir.c_str(), &s) != 0) return -1;
+  return double(free ? s.f_bavail : s.f_blocks) * double(s.f_frsize);
+}
+
+// Resident set size from /proc/self/statm (pages); -1 when unreadable.
+double resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return -1;
+  long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%ld %ld", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? double(resident) * double(::sysconf(_SC_PAGESIZE)) : -1;
 }
 }  // namespace
 
@@ -35,6 +58,13 @@ Observability::Observability(const Config& c)
                [this] { return double(recorder_.dumps_written()); });
   r.counter_fn("tachyon_trace_dumps_suppressed", "Automatic dumps skipped by the rate limit", "",
                [this] { return double(recorder_.dumps_suppressed()); });
+  r.gauge_fn("tachyon_process_resident_bytes", "Resident set size of the process", "",
+             [] { return resident_bytes(); });
+  r.gauge_fn("tachyon_data_dir_free_bytes",
+             "Bytes free for the server on the data dir's file system (journal, snapshots)", "",
+             [dir = c.data_dir] { return fs_bytes(dir, true); });
+  r.gauge_fn("tachyon_data_dir_size_bytes", "Size of the data dir's file system", "",
+             [dir = c.data_dir] { return fs_bytes(dir, false); });
 }
 
 void Observability::attach(store::Journal* journal, pipe::Pipeline& pipeline,
@@ -71,6 +101,8 @@ void Observability::attach(store::Journal* journal, pipe::Pipeline& pipeline,
                [&pipeline] { return double(pipeline.stats().book_publications); });
   r.gauge_fn("tachyon_connections", "Open client connections", "",
              [&shared] { return double(shared.connections.load()); });
+  r.gauge_fn("tachyon_ready", "1 while the server is ready (/health/ready answers 200)", "",
+             [&shared] { return shared.ready.load() ? 1.0 : 0.0; });
   api::ApiMetrics& m = shared.metrics;
   for (size_t w = 0; w < m.tracks.size(); ++w)
     m.tracks[w] = &recorder_.track("api worker " + std::to_string(w));

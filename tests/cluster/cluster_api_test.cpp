@@ -392,7 +392,7 @@ TEST(Cluster, a_replica_forwards_checked_txs_and_answers_once_it_applied_them) {
   EXPECT_EQ(role, "replica");
   EXPECT_EQ(testing::scrape(replica)["tachyon_cluster_primary"], 0);
   EXPECT_EQ(testing::scrape(replica)["tachyon_cluster_lag_txs"], 0);
-  EXPECT_EQ(testing::scrape(replica)["tachyon_cluster_lag_ms"], 0);
+  EXPECT_EQ(testing::scrape(replica)["tachyon_cluster_lag_seconds"], 0);
   EXPECT_EQ(testing::scrape(primary)["tachyon_cluster_primary"], 1);
   // (The stream's ack may reach the primary after the replica applied the tx.)
   for (int i = 0; i < 200 && testing::scrape(primary)["tachyon_cluster_replicated_seq"] !=

@@ -1,0 +1,128 @@
+// The operator's configs against a real node: configs/prometheus/alerts.yml passes promtool's
+// rule check and its own unit tests (alerts_test.yml), the node's live /metrics passes
+// `promtool check metrics`, and every metric the alerts and the Grafana dashboard
+// (configs/grafana/tachyon.json) read is one the server exports. The node is a cluster primary
+// (a real nats-server) under the demo load, so its cluster series and histograms are there too.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "api/api_support.hpp"
+#include "support/nats_server.hpp"
+
+namespace tachyon::testing {
+namespace {
+
+const std::string kSrc = TACHYON_SOURCE_DIR;
+
+// Runs `cmd`; its status, its output in `out`.
+int run(const std::string& cmd, std::string& out) {
+  FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (f == nullptr) return -1;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), f)) out.append(buf, n);
+  return ::pclose(f);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The series names a Prometheus text page exports: each family, and a histogram's
+// _bucket/_sum/_count.
+std::set<std::string> exported(const std::string& page) {
+  std::set<std::string> names;
+  std::istringstream in(page);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string hash, kind, name, type;
+    if (!(f >> hash >> kind >> name >> type) || hash != "#" || kind != "TYPE") continue;
+    names.insert(name);
+    if (type == "histogram")
+      for (const char* s : {"_bucket", "_sum", "_count"}) names.insert(name + s);
+  }
+  return names;
+}
+
+// Every tachyon_* name a text mentions.
+std::set<std::string> mentioned(const std::string& text) {
+  std::set<std::string> names;
+  const std::regex re("tachyon_[a-z0-9_]+");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it)
+    names.insert(it->str());
+  return names;
+}
+
+TEST(Ops, promtool_passes_and_the_alerts_and_dashboard_read_only_exported_metrics) {
+  std::string out;
+  ASSERT_EQ(run("promtool --version", out), 0)
+      << "promtool is missing: scripts/setup.sh installs Debian's prometheus package\n"
+      << out;
+  const std::string prom = kSrc + "/configs/prometheus";
+  out.clear();
+  EXPECT_EQ(run("promtool check rules " + prom + "/alerts.yml", out), 0) << out;
+  out.clear();
+  EXPECT_EQ(run("cd " + prom + " && promtool test rules alerts_test.yml", out), 0) << out;
+
+  NatsServers ns(1);
+  TempDir dir;
+  Server node({"--role", "primary", "--nats", ns.urls_csv(), "--durability", "replicated",
+               "--demo-load-tps", "500"},
+              dir.path());
+  ASSERT_TRUE(node.ready()) << node.log();
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // histograms and counters fill
+  const HttpResult page = http(node.admin_port(), "GET", "/metrics");
+  ASSERT_EQ(page.status, 200);
+  const std::string path = dir.path() + "/metrics.txt";
+  std::ofstream(path) << page.body;
+  out.clear();
+  EXPECT_EQ(run("promtool check metrics < " + path, out), 0) << out;
+  EXPECT_EQ(out, "") << "promtool's lint of /metrics";
+
+  const std::set<std::string> names = exported(page.body);
+  EXPECT_GT(names.count("tachyon_cluster_lag_seconds"), 0u) << "a cluster node's page";
+  for (const std::string& n : mentioned(read_file(prom + "/alerts.yml")))
+    EXPECT_GT(names.count(n), 0u) << "alerts.yml reads " << n
+                                  << ", which the server does not export";
+
+  const std::string dash = read_file(kSrc + "/configs/grafana/tachyon.json");
+  simdjson::dom::parser p;
+  simdjson::dom::element d;
+  ASSERT_EQ(p.parse(dash).get(d), simdjson::SUCCESS) << "the dashboard is not valid JSON";
+  size_t targets = 0;
+  std::string exprs;
+  for (simdjson::dom::element panel : d["panels"]) {
+    std::string_view title;
+    EXPECT_EQ(panel["title"].get_string().get(title), simdjson::SUCCESS);
+    for (simdjson::dom::element t : panel["targets"]) {
+      std::string_view e;
+      ASSERT_EQ(t["expr"].get_string().get(e), simdjson::SUCCESS) << title;
+      exprs += std::string(e) + "\n";
+      ++targets;
+    }
+  }
+  EXPECT_GE(targets, 20u);
+  const std::set<std::string> used = mentioned(exprs);
+  for (const char* must : {"tachyon_tx_stage_seconds_bucket", "tachyon_ws_freshness_seconds_bucket",
+                           "tachyon_txs_total", "tachyon_journal_group_commit_seconds_bucket",
+                           "tachyon_process_resident_bytes", "tachyon_connections"})
+    EXPECT_GT(used.count(must), 0u) << "the dashboard shows " << must;
+  for (const std::string& n : used)
+    EXPECT_GT(names.count(n), 0u) << "the dashboard reads " << n
+                                  << ", which the server does not export";
+  EXPECT_EQ(node.stop(), 0) << node.log();
+}
+
+}  // namespace
+}  // namespace tachyon::testing
