@@ -10,7 +10,7 @@ pkgs=(
   libsimdjson-dev libsodium-dev libssl-dev libtomlplusplus-dev libcli11-dev
   clang-14 libclang-rt-14-dev libfuzzer-14-dev clang-format zlib1g-dev
   python3 python3-websockets curl universal-ctags valgrind openssl
-  prometheus
+  prometheus chromium
   nats-server libnats-dev
 )
 # Node.js runs the ccxt acceptance test; a machine that has node already keeps its own.

@@ -62,6 +62,7 @@ const WorkerLogic::Route WorkerLogic::kRoutes[] = {
     {true, false, "/admin/trace", &WorkerLogic::admin_trace},
     {true, false, "/admin/nextNonce", &WorkerLogic::admin_next_nonce},
     {true, false, "/admin/process", &WorkerLogic::admin_process},
+    {true, false, "/console", &WorkerLogic::admin_console},
     {true, true, "/admin/snapshot", &WorkerLogic::admin_snapshot},
     {true, true, "/api/v1/sendTx", &WorkerLogic::post_tx},
     {false, false, "/", &WorkerLogic::get_root},

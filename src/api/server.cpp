@@ -105,7 +105,7 @@ class WsSession final : public WsConn, public std::enable_shared_from_this<WsSes
       : ws_(std::move(s)), ctx_(std::move(ctx)), w_(w), shared_(shared), worker_(w.index) {}
   ~WsSession() override {
     account(-static_cast<int64_t>(queued_));
-    shared_.ip_disconnect(ip);
+    if (!console) shared_.ip_disconnect(ip);  // the admin listener's connections are not counted
   }
 
   void run(http::request<http::string_body> req) {
@@ -306,10 +306,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     version_ = req_.version();
     if (websocket::is_upgrade(req_)) {
       const std::string_view target(req_.target().data(), req_.target().size());
-      if (!admin_ && target.substr(0, target.find('?')) == "/stream") {
+      const std::string_view path = target.substr(0, target.find('?'));
+      // The public /stream; the admin listener's /console/ws (the operator's console).
+      if (admin_ ? path == "/console/ws" : path == "/stream") {
         beast::get_lowest_layer(stream_).expires_never();
         auto ws = std::make_shared<WsSession<Stream>>(std::move(stream_), w_, shared_, ctx_);
         ws->ip = ip_;
+        ws->console = admin_;
         counted_ = false;  // the WebSocket session owns the connection count now
         ws->run(std::move(req_));
         return;

@@ -337,6 +337,7 @@ void WorkerLogic::on_tick() {
     for (auto& [id, weak] : conns_)
       if (auto c = weak.lock()) push(*c, "{\"type\":\"ping\"}");
   }
+  push_consoles(now);
   if (now - last_stats_push_ns_ >= 1'000'000'000) {
     last_stats_push_ns_ = now;
     for (auto& [key, list] : subs_) {

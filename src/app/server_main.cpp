@@ -535,6 +535,13 @@ bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
     shared.restored_trade_hashes.emplace(hashes[i].first, hashes[i].second);
   rec.trade_hashes = {};
   shared.start_ms = realtime_ns() / 1'000'000;
+  {
+    api::JsonWriter w(shared.node_info);
+    w.obj().kv_s("role", c.role).kv_s("durability", store::durability_name(c.durability));
+    w.kv_s("group_commit", c.group_commit_on_apply ? "apply" : "writer");
+    w.kv_i("pipeline_threads", app::one_pipeline_thread(c) ? 1 : 2).kv_s("data_dir", c.data_dir);
+    w.kv_b("tls", !c.tls_cert_file.empty()).end_obj();
+  }
   restore_tx_index(c, rec, shared);
   shared.snapshot_trigger = [&requested = srv.snapshot_requested] {
     requested.store(true);

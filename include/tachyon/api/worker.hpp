@@ -128,6 +128,9 @@ class ApiShared {
   std::function<std::vector<codec::BlockCommitment>(uint64_t from, size_t limit)> blocks;
   std::function<uint64_t()> current_height;
   int64_t start_ms = 0;
+  // The console's description of this node (a JSON object: durability, threads, ...); set once
+  // before the workers start.
+  std::string node_info;
 
   bool ip_connect(const std::string& ip);  // false: too many connections from ip (or in all)
   void ip_disconnect(const std::string& ip);
@@ -219,6 +222,7 @@ class WsConn {
   uint64_t drains_seen = 0;
   int64_t behind_since_ns = 0;
   std::vector<std::string> subs;  // channel names as subscribed ("order_book/0")
+  bool console = false;           // the admin listener's /console/ws: state frames, no channels
   int64_t last_rx_ns = 0;         // the last frame from the client (idle timeout)
   // Cancel-on-disconnect: a signed CancelAllOrders the server submits when the connection drops.
   std::optional<SignedTx> on_disconnect;
@@ -312,6 +316,13 @@ class WorkerLogic {
   HttpReply get_inactive_orders(RestCall& c);
   HttpReply get_trades(RestCall& c);
   HttpReply get_money_history(RestCall& c);
+  // console.cpp: the operator's console (admin listener).
+  static constexpr int64_t kConsolePeriodNs = 500'000'000;
+  HttpReply admin_console(RestCall& c);
+  std::string console_frame();
+  void console_markets(JsonWriter& w);
+  void push_consoles(int64_t now);
+  int64_t last_console_ns_ = 0;
 
   // sendTx / sendTxBatch / dryRun (send_tx.cpp), from a REST form or a WS jsonapi/sendtx.
   enum class SendKind : uint8_t { kTx, kBatch, kDryRun };
