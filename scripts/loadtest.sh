@@ -9,9 +9,11 @@
 #   scripts/loadtest.sh [--scenario mixed|demo|lobster] [--rate N] [--duration S] [--out DIR]
 #                       [--durability fsync|write|none|replicated] [--detail off|loadtest]
 #                       [--workers N] [--group-commit apply|writer] [--pipeline-threads 0|1|2]
-#                       [--nats URLS [--stream NAME] [--stream-replicas N]]
+#                       [--nats URLS [--stream NAME] [--stream-replicas N]] [--consoles N]
 #                       [-- extra tachyon-load options]
 # With --nats the server is a cluster's primary on that NATS (docs/ARCHITECTURE.md "Cluster").
+# With --consoles N, N operator's consoles stay open on the admin listener during the load
+# (bench/api/console_reader.py; their frame counts in consoles.log).
 #
 # Examples:
 #   scripts/loadtest.sh --rate 5000 --duration 60
@@ -19,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenario=mixed rate=1000 duration=10 out="" durability=fsync detail=off workers=2 build=1
-group_commit=apply pipeline_threads=0
+group_commit=apply pipeline_threads=0 consoles=0
 nats="" stream="" stream_replicas=1
 extra=()
 while [[ $# -gt 0 ]]; do
@@ -33,6 +35,7 @@ while [[ $# -gt 0 ]]; do
     --workers) workers="$2"; shift 2 ;;
     --group-commit) group_commit="$2"; shift 2 ;;
     --pipeline-threads) pipeline_threads="$2"; shift 2 ;;
+    --consoles) consoles="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --nats) nats="$2"; shift 2 ;;
     --stream) stream="$2"; shift 2 ;;
@@ -104,12 +107,19 @@ switches() {
   cat /proc/"$server"/task/*/status 2>/dev/null |
     awk '/^(voluntary|nonvoluntary)_ctxt_switches/ {s += $2} END {print s + 0}'
 }
+# Open operator's consoles during the load (bench/api/console_reader.py: what a browser reads).
+readers=()
+for _ in $(seq 1 "$consoles"); do
+  /usr/bin/python3 bench/api/console_reader.py "ws://127.0.0.1:$admin/console/ws" >>"$out/consoles.log" 2>&1 &
+  readers+=($!)
+done
 status=0
 switches_before=$(switches)
 "$bin/tachyon-load" --scenario "$scenario" --port "$port" --admin-port "$admin" \
   --operator-key "$out/data/operator.key" --rate "$rate" --duration "$duration" \
   --sync-dir "$out/data" --out "$out" "${lobster[@]}" "${extra[@]}" || status=$?
 switches_after=$(switches)
+for r in "${readers[@]}"; do kill -TERM "$r" 2>/dev/null || true; wait "$r" || true; done
 python3 - "$out" "$switches_before" "$switches_after" "$rate" <<'PY' || status=1
 import json, sys
 out, before, after, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])

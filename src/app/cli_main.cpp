@@ -13,6 +13,7 @@
 #include "export_lobster.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/tx_info.hpp"
+#include "watch.hpp"
 
 #include "tachyon/store/journal.hpp"
 #include "tachyon/store/snapshot.hpp"
@@ -211,7 +212,26 @@ int main(int argc, char** argv) {
   exp->add_option("--fee-account", ex.engine.fee_account, "the server's engine.fee_account");
   exp->add_option("--insurance-account", ex.engine.insurance_account,
                   "the server's engine.insurance_account");
+  tachyon::app::WatchOptions wo;
+  auto* watch = app.add_subcommand(
+      "watch", "many Lighter-compatible nodes at once: books, last trades, lag, consolidated BBO");
+  watch->add_option("--nodes", wo.nodes, "host:port of each node's public listener")
+      ->required()
+      ->delimiter(',');
+  watch->add_option("--market", wo.market, "market id")->check(CLI::Range(0, kMaxMarkets - 1));
+  watch->add_option("--interval-ms", wo.interval_ms, "between rounds (default 1000)")
+      ->check(CLI::Range(10, 3'600'000));
+  watch->add_option("--rounds", wo.rounds, "rounds to print, then exit (default: until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
+  watch
+      ->add_option("--bench", wo.bench_rounds,
+                   "measure sequential/concurrent, new/kept connections, simdjson/Boost.JSON "
+                   "over this many rounds of every node's book")
+      ->check(CLI::NonNegativeNumber);
+  watch->add_option("--book-rows", wo.book_rows, "orders a side per book read in --bench")
+      ->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
+  if (watch->parsed()) return tachyon::app::watch_cmd(wo);
   api::crypto_init();
   if (keygen->parsed()) return keygen_cmd(key_file);
   if (sign->parsed()) return sign_cmd(key_file, tx_type, tx_json, chain_id, url, quiet);
