@@ -3,7 +3,8 @@
 // /console/ws, gets a state frame every kConsolePeriodNs from the worker that holds it. A frame
 // reads only what is published anyway: the books and recent trades of every market (the
 // snapshots the workers serve), and the /metrics text (the histograms and counters the server
-// keeps; the page turns their deltas into rates and last-minute percentiles).
+// keeps, rendered by the api server's console thread; the page turns their deltas into rates and
+// last-minute percentiles).
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/render.hpp"
 #include "tachyon/api/worker.hpp"
@@ -71,7 +72,8 @@ std::string WorkerLogic::console_frame() {
   }
   w.end_obj();
   console_markets(w);
-  w.kv_s("metrics", shared_.metrics_text ? shared_.metrics_text() : std::string());
+  const auto metrics = shared_.console_metrics();  // "" until the console thread's first render
+  w.kv_s("metrics", metrics ? std::string_view(*metrics) : std::string_view());
   w.end_obj();
   return s;
 }

@@ -13,6 +13,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -456,6 +457,23 @@ struct ApiServer::Impl {
   std::mutex post_mu;
   bool stopped = false;  // guarded by post_mu
   std::unique_ptr<tcp::acceptor> pub, admin, plain;
+  // The consoles' /metrics text, rendered every 500 ms while any console is open.
+  std::thread console_thread;
+  std::mutex console_mu;
+  std::condition_variable console_cv;
+  bool console_stop = false;  // guarded by console_mu
+  void console_loop() {
+    pthread_setname_np(pthread_self(), "console");
+    std::unique_lock lk(console_mu);
+    while (!console_stop) {
+      if (shared.consoles.load() > 0 && shared.metrics_text) {
+        lk.unlock();
+        shared.set_console_metrics(std::make_shared<const std::string>(shared.metrics_text()));
+        lk.lock();
+      }
+      console_cv.wait_for(lk, std::chrono::milliseconds(500), [this] { return console_stop; });
+    }
+  }
   uint32_t next = 0;
   int port = 0, admin_port = 0, plain_port = -1;
   // The public listener's TLS context (null: plain). Replaced by reload_tls() on any thread, read
@@ -590,6 +608,7 @@ Status ApiServer::start() {
     Worker& w = *d.workers[i % d.workers.size()];
     asio::post(w.ioc, [&w, f = std::move(f)] { f(w.logic); });
   };
+  d.console_thread = std::thread([&d] { d.console_loop(); });
   d.accept(*d.pub, Impl::kPublic);
   d.accept(*d.admin, Impl::kAdmin);
   if (d.plain) d.accept(*d.plain, Impl::kPlain);
@@ -628,6 +647,12 @@ void ApiServer::stop() {
     std::lock_guard lk(d.post_mu);
     d.stopped = true;
   }
+  {
+    std::lock_guard lk(d.console_mu);
+    d.console_stop = true;
+  }
+  d.console_cv.notify_all();
+  if (d.console_thread.joinable()) d.console_thread.join();
   for (auto& w : d.workers) w->ioc.stop();
   for (auto& w : d.workers) {
     if (w->thread.joinable()) w->thread.join();

@@ -4,9 +4,11 @@
 #include <zlib.h>
 
 #include <simdjson.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <utility>
 
 #include "tachyon/api/form.hpp"
 #include "tachyon/api/json_writer.hpp"
@@ -179,6 +181,10 @@ void WorkerLogic::ws_open(const std::shared_ptr<WsConn>& c) {
   c->id = (uint64_t{index_} << 48) | next_conn_id_++;
   c->last_rx_ns = now_ns();
   conns_[c->id] = c;
+  if (c->console) {
+    shared_.consoles.fetch_add(1);
+    c->counted = true;
+  }
   std::string s;
   JsonWriter w(s);
   w.obj().kv_s("type", "connected").kv_s("session_id", std::to_string(c->id)).end_obj();
@@ -237,6 +243,7 @@ void WorkerLogic::ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std:
 
 void WorkerLogic::ws_closed(const std::shared_ptr<WsConn>& c) {
   TACHYON_OWNER_ONLY(owner_);
+  if (std::exchange(c->counted, false)) shared_.consoles.fetch_sub(1);
   if (c->on_disconnect) {  // the session asked for its orders to go with it
     SignedTx st = *c->on_disconnect;
     c->on_disconnect.reset();

@@ -131,6 +131,17 @@ class ApiShared {
   // The console's description of this node (a JSON object: durability, threads, ...); set once
   // before the workers start.
   std::string node_info;
+  // Open consoles, and the /metrics text their frames carry: rendered (~1.5 ms) every 500 ms by
+  // the api server's console thread while any is open, never on a worker (an ack would wait).
+  std::atomic<int> consoles{0};
+  void set_console_metrics(std::shared_ptr<const std::string> text) {
+    std::lock_guard lk(console_mu_);
+    console_metrics_ = std::move(text);
+  }
+  std::shared_ptr<const std::string> console_metrics() const {
+    std::lock_guard lk(console_mu_);
+    return console_metrics_;
+  }
 
   bool ip_connect(const std::string& ip);  // false: too many connections from ip (or in all)
   void ip_disconnect(const std::string& ip);
@@ -172,6 +183,8 @@ class ApiShared {
   absl::flat_hash_map<std::string, Bucket> ips_;
   absl::flat_hash_map<AccountIndex, Bucket> accounts_;
   std::vector<std::unique_ptr<BroadcastLog<TxHashBytes>>> tx_hashes_;  // per worker
+  mutable std::mutex console_mu_;
+  std::shared_ptr<const std::string> console_metrics_;
   std::mutex tx_mu_;
   absl::flat_hash_map<std::string, TxRecord> txs_;
   std::deque<std::string> tx_order_;
@@ -223,6 +236,7 @@ class WsConn {
   int64_t behind_since_ns = 0;
   std::vector<std::string> subs;  // channel names as subscribed ("order_book/0")
   bool console = false;           // the admin listener's /console/ws: state frames, no channels
+  bool counted = false;           // a console counted in ApiShared::consoles (ws_open)
   int64_t last_rx_ns = 0;         // the last frame from the client (idle timeout)
   // Cancel-on-disconnect: a signed CancelAllOrders the server submits when the connection drops.
   std::optional<SignedTx> on_disconnect;
