@@ -414,6 +414,18 @@ HttpReply WorkerLogic::get_account(RestCall& c) {
   return std::move(r);
 }
 
+// Inside an account read: the views of the accounts of L1 address `l1`, by index (the table's
+// own order depends on the order accounts were inserted).
+std::vector<const pipe::AccountView*> WorkerLogic::accounts_of_l1(
+    const std::array<uint8_t, 20>& l1) {
+  std::vector<const pipe::AccountView*> found;
+  dry_.accounts().for_each_with_l1(l1, [&](const pipe::AccountView& a) { found.push_back(&a); });
+  std::sort(found.begin(), found.end(), [](const pipe::AccountView* x, const pipe::AccountView* y) {
+    return x->index < y->index;
+  });
+  return found;
+}
+
 // account?by=l1_address: every account of the address, by index.
 HttpReply WorkerLogic::get_accounts_of_l1(RestCall& c) {
   auto market_lookup = [this](MarketId m) { return dry_.market(m); };
@@ -423,12 +435,7 @@ HttpReply WorkerLogic::get_accounts_of_l1(RestCall& c) {
     return error_reply(400, 21501, "value must be an l1_address: 20 bytes of hex");
   JsonWriter& w = c.w;
   dry_.account_reader().read([&] {
-    std::vector<const pipe::AccountView*> found;
-    dry_.accounts().for_each_with_l1(addr,
-                                     [&](const pipe::AccountView& a) { found.push_back(&a); });
-    std::sort(
-        found.begin(), found.end(),
-        [](const pipe::AccountView* x, const pipe::AccountView* y) { return x->index < y->index; });
+    const auto found = accounts_of_l1(addr);
     w.obj().kv_i("code", 200).kv_i("total", static_cast<int64_t>(found.size()));
     w.key("accounts").arr();
     for (const pipe::AccountView* a : found) write_account(w, *a, market_lookup);
@@ -555,13 +562,7 @@ HttpReply WorkerLogic::get_accounts_by_l1(RestCall& c) {
     return error_reply(400, 21501, "l1_address must be 20 bytes of hex");
   w.obj().kv_i("code", 200).kv_s("l1_address", *l1).key("sub_accounts").arr();
   dry_.account_reader().read([&] {
-    // By account index (the table's own order depends on the order accounts were inserted).
-    std::vector<const pipe::AccountView*> found;
-    dry_.accounts().for_each_with_l1(addr,
-                                     [&](const pipe::AccountView& a) { found.push_back(&a); });
-    std::sort(
-        found.begin(), found.end(),
-        [](const pipe::AccountView* x, const pipe::AccountView* y) { return x->index < y->index; });
+    const auto found = accounts_of_l1(addr);
     for (const pipe::AccountView* ap : found) write_sub_account(w, *ap, market_lookup);
   });
   w.end_arr().end_obj();

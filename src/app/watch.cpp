@@ -9,12 +9,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <thread>
+#include <tuple>
 
 #include <simdjson.h>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
 #include <boost/json/src.hpp>
 
 namespace tachyon::app {
@@ -24,6 +25,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
@@ -105,6 +107,80 @@ class NodeClient : public std::enable_shared_from_this<NodeClient> {
   Done done_;
 };
 
+// A node's order_book/{m} over WebSocket: how old each frame is when it arrives (now minus the
+// engine time of the change, `engine_ts_us`, or Lighter's `timestamp` from a server without it).
+class Freshness : public std::enable_shared_from_this<Freshness> {
+ public:
+  Freshness(asio::io_context& io, std::string host, tcp::resolver::results_type where, int market)
+      : host_(std::move(host)), where_(std::move(where)), market_(market), ws_(io) {}
+  void start() {
+    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(5));
+    beast::get_lowest_layer(ws_).async_connect(where_, [self = shared_from_this()](
+                                                           beast::error_code ec, auto) {
+      if (ec) return self->fail("connect: " + ec.message());
+      beast::get_lowest_layer(self->ws_).expires_never();
+      self->ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
+      self->ws_.async_handshake(self->host_, "/stream", [self](beast::error_code e) {
+        if (e) return self->fail("handshake: " + e.message());
+        self->subscribe();
+      });
+    });
+  }
+  // The newest frame's age in ms and the oldest seen since the last call (-1: no frame).
+  std::pair<double, double> take() {
+    const auto r = std::pair(last_ms_, worst_ms_);
+    worst_ms_ = -1;
+    return r;
+  }
+
+ private:
+  void subscribe() {
+    out_ = R"({"type":"subscribe","channel":"order_book/)" + std::to_string(market_) + "\"}";
+    ws_.async_write(asio::buffer(out_), [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->fail("subscribe: " + ec.message());
+      self->read();
+    });
+  }
+  void read() {
+    ws_.async_read(buf_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->fail("read: " + ec.message());
+      self->on_frame(beast::buffers_to_string(self->buf_.data()));
+      self->buf_.consume(self->buf_.size());
+      self->read();
+    });
+  }
+  void on_frame(const std::string& text) {
+    simdjson::dom::element f;
+    std::string_view type;
+    if (parser_.parse(text).get(f) || f["type"].get_string().get(type) ||
+        type != "update/order_book")  // the snapshot's time is the book's last change: not news
+      return;
+    const double now_ms = std::chrono::duration<double, std::milli>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    int64_t engine_us = 0, stamp_ms = 0;
+    double age = -1;
+    if (!f["engine_ts_us"].get_int64().get(engine_us) && engine_us > 0)
+      age = now_ms - static_cast<double>(engine_us) / 1e3;
+    else if (!f["timestamp"].get_int64().get(stamp_ms))
+      age = now_ms - static_cast<double>(stamp_ms);
+    if (age < 0) return;
+    last_ms_ = age;
+    worst_ms_ = std::max(worst_ms_, age);
+  }
+  // The node's REST line shows its errors; a WebSocket that failed shows no freshness ("-").
+  void fail(const std::string&) {}
+
+  std::string host_;
+  tcp::resolver::results_type where_;
+  int market_;
+  websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer buf_;
+  std::string out_;
+  simdjson::dom::parser parser_;
+  double last_ms_ = -1, worst_ms_ = -1;
+};
+
 // What the watch shows of one node.
 struct NodeState {
   std::string error;
@@ -112,6 +188,7 @@ struct NodeState {
   double rtt_us = 0;           // the book read's round trip
   int64_t applied = -1;
   bool ready = false;
+  double fresh_ms = -1, fresh_worst_ms = -1;  // order_book frames' age (WebSocket)
 };
 
 std::string first_price(simdjson::dom::element doc, const char* side) {
@@ -211,8 +288,8 @@ void print_round(const std::vector<std::shared_ptr<NodeClient>>& clients,
                  const std::vector<NodeState>& st) {
   int64_t top = -1;
   for (const auto& s : st) top = std::max(top, s.applied);
-  std::printf("%-22s %12s %12s %10s %12s %9s %10s %6s\n", "node", "bid", "ask", "spread", "last",
-              "rtt ms", "applied", "lag");
+  std::printf("%-22s %12s %12s %10s %12s %9s %15s %10s %6s\n", "node", "bid", "ask", "spread",
+              "last", "rtt ms", "fresh ms (max)", "applied", "lag");
   int best_bid = -1, best_ask = -1;
   for (size_t i = 0; i < st.size(); ++i) {
     const NodeState& s = st[i];
@@ -227,9 +304,13 @@ void print_round(const std::vector<std::shared_ptr<NodeClient>>& clients,
     const size_t dot = s.bid.find('.');
     const int decimals = dot == std::string::npos ? 0 : static_cast<int>(s.bid.size() - dot - 1);
     if (b > 0 && a > 0) std::snprintf(spread, sizeof spread, "%.*f", decimals, a - b);
-    std::printf("%-22s %12s %12s %10s %12s %9.2f %10lld %6lld%s\n", name.c_str(),
+    char fresh[40] = "-";
+    if (s.fresh_ms >= 0)
+      std::snprintf(fresh, sizeof fresh, "%.1f (%.1f)", s.fresh_ms,
+                    std::max(s.fresh_worst_ms, 0.0));
+    std::printf("%-22s %12s %12s %10s %12s %9.2f %15s %10lld %6lld%s\n", name.c_str(),
                 s.bid.empty() ? "-" : s.bid.c_str(), s.ask.empty() ? "-" : s.ask.c_str(), spread,
-                s.last.empty() ? "-" : s.last.c_str(), s.rtt_us / 1000,
+                s.last.empty() ? "-" : s.last.c_str(), s.rtt_us / 1000, fresh,
                 static_cast<long long>(s.applied), static_cast<long long>(top - s.applied),
                 s.ready ? "" : "  not ready");
     if (b > 0 && (best_bid < 0 || b > as_price(st[best_bid].bid))) best_bid = static_cast<int>(i);
@@ -346,21 +427,31 @@ int watch_cmd(const WatchOptions& o) {
                                           "/api/v1/recentTrades?market_id=" + m + "&limit=1",
                                           "/health/ready"};
   auto clients = make_clients(s, true);
+  std::vector<std::shared_ptr<Freshness>> fresh;
+  for (auto& [name, where] : s.nodes) {
+    fresh.push_back(std::make_shared<Freshness>(s.io, name, where, o.market));
+    fresh.back()->start();
+  }
   simdjson::dom::parser p;
+  s.io.run_for(std::chrono::milliseconds(200));  // the subscriptions' snapshots
   for (int round = 0; o.rounds == 0 || round < o.rounds; ++round) {
     const auto t0 = Clock::now();
     std::vector<NodeState> st(clients.size());
-    std::string error;
+    size_t pending = clients.size();
     for (size_t i = 0; i < clients.size(); ++i) {
-      clients[i]->get(paths, [&st, i](const std::string& e) { st[i].error = e; });
+      clients[i]->get(paths, [&st, &pending, i](const std::string& e) {
+        st[i].error = e;
+        --pending;
+      });
     }
-    s.io.run();
-    s.io.restart();
-    for (size_t i = 0; i < clients.size(); ++i)
+    while (pending > 0) s.io.run_one();  // the WebSocket reads go on meanwhile
+    for (size_t i = 0; i < clients.size(); ++i) {
       if (st[i].error.empty()) st[i] = parse_node(p, *clients[i]);
+      std::tie(st[i].fresh_ms, st[i].fresh_worst_ms) = fresh[i]->take();
+    }
     print_round(clients, st);
     const auto left = std::chrono::milliseconds(o.interval_ms) - (Clock::now() - t0);
-    if (o.rounds == 0 || round + 1 < o.rounds) std::this_thread::sleep_for(left);
+    if (o.rounds == 0 || round + 1 < o.rounds) s.io.run_for(left);
   }
   return 0;
 }

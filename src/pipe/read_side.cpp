@@ -594,31 +594,34 @@ void ReadSide::on_money(const StateUpdate& u) {
   money_log_.append(r);
 }
 
-std::vector<MoneyRecord> ReadSide::money_history(AccountIndex a, uint32_t kinds,
-                                                 size_t limit) const {
-  const uint64_t head = money_published_.load(std::memory_order_acquire);
-  std::vector<MoneyRecord> out;
-  MoneyRecord r;
-  for (uint64_t pos = head;
-       pos > 0 && out.size() < limit && head - pos < money_log_.capacity() - 1;) {
+namespace {
+// A log's records up to `head` (published), newest first, that `keep` accepts, at most `limit`.
+template <typename T, typename Keep>
+std::vector<T> newest_matching(const BroadcastLog<T>& log, uint64_t head, size_t limit, Keep keep) {
+  std::vector<T> out;
+  T r;
+  for (uint64_t pos = head; pos > 0 && out.size() < limit && head - pos < log.capacity() - 1;) {
     --pos;
-    if (!money_log_.read(pos, r)) break;  // overwritten meanwhile: the older ones are gone
-    if (r.account == a && (kinds >> static_cast<unsigned>(r.reason) & 1u)) out.push_back(r);
+    if (!log.read(pos, r)) break;  // overwritten meanwhile: the older ones are gone
+    if (keep(r)) out.push_back(r);
   }
   return out;
 }
+}  // namespace
+
+std::vector<MoneyRecord> ReadSide::money_history(AccountIndex a, uint32_t kinds,
+                                                 size_t limit) const {
+  return newest_matching(money_log_, money_published_.load(std::memory_order_acquire), limit,
+                         [&](const MoneyRecord& r) {
+                           return r.account == a && (kinds >> static_cast<unsigned>(r.reason) & 1u);
+                         });
+}
 
 std::vector<OrderView> ReadSide::closed_orders(AccountIndex a, MarketId m, size_t limit) const {
-  const uint64_t head = closed_published_.load(std::memory_order_acquire);
-  std::vector<OrderView> out;
-  OrderView v;
-  for (uint64_t pos = head;
-       pos > 0 && out.size() < limit && head - pos < closed_log_.capacity() - 1;) {
-    --pos;
-    if (!closed_log_.read(pos, v)) break;  // overwritten meanwhile: the older ones are gone
-    if (v.o.account == a && (m == kAllMarkets || v.o.market == m)) out.push_back(v);
-  }
-  return out;
+  return newest_matching(closed_log_, closed_published_.load(std::memory_order_acquire), limit,
+                         [&](const OrderView& v) {
+                           return v.o.account == a && (m == kAllMarkets || v.o.market == m);
+                         });
 }
 
 std::vector<TradeRecord> ReadSide::recent_trades(MarketId m, size_t limit) const {

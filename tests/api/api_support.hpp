@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -77,6 +78,25 @@ inline std::string urlencode(const std::string& s) {
   }
   return o;
 }
+
+// Runs a client program through the shell (ccxt, Python, a browser check, promtool ...): its
+// output into `out`, echoed unless `quiet` (a report of one line per check), and its status.
+inline int run_program(const std::string& cmd, std::string& out, bool quiet = false) {
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) return -1;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof(buf), f)) out.append(buf, n);
+  const int rc = ::pclose(f);
+  if (!quiet || rc != 0) std::printf("%s", out.c_str());
+  return rc;
+}
+
+struct Trader;
+// tests/api/ccxt/trading.mjs's configuration: the server's URLs (scheme "http" or "https"), the
+// shipped signer, traders A (account 3) and B (account 4) with their keys at 254, and account 5,
+// which receives a transfer.
+inline std::string ccxt_trading_conf(const std::string& scheme, int port, const Trader& a,
+                                     const Trader& b);
 
 inline int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -269,6 +289,19 @@ struct Trader {
     return c;
   }
 };
+
+inline std::string ccxt_trading_conf(const std::string& scheme, int port, const Trader& a,
+                                     const Trader& b) {
+  const std::string src = TACHYON_SOURCE_DIR, hp = "127.0.0.1:" + std::to_string(port);
+  const std::string ws = scheme == "https" ? "wss" : "ws";
+  return "{\"http\":\"" + scheme + "://" + hp + "\",\"ws\":\"" + ws + "://" + hp +
+         "/stream\",\"signer_js\":\"" + src +
+         "/clients/ccxt/tachyon-signer.mjs\",\"signer_wasm\":\"" + src +
+         "/clients/ccxt/tachyon-signer.wasm\",\"traders\":[{\"index\":" +
+         std::to_string(a.account) + ",\"key\":\"" + api::to_hex(a.sk.data(), a.sk.size()) +
+         "\"},{\"index\":" + std::to_string(b.account) + ",\"key\":\"" +
+         api::to_hex(b.sk.data(), b.sk.size()) + "\"}],\"transfer_to\":5}";
+}
 
 // The WebSocket message that arms a cancel-on-disconnect of all `t`'s orders: a signed
 // CancelAllOrders with a skip-nonce (1 << 40), valid whenever it fires.

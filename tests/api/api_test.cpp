@@ -33,17 +33,6 @@ int64_t num(Elem e, const char* key) {
 }
 int64_t num(simdjson::dom::element e, const char* key) { return num(Elem(std::move(e)), key); }
 
-// Runs a client program (ccxt, the SDK-rules client), echoes its report; returns its status.
-int run_client(const std::string& cmd, std::string& out) {
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), f)) out.append(buf, n);
-  const int rc = ::pclose(f);
-  std::printf("%s", out.c_str());  // the client's own report: one line per check
-  return rc;
-}
-
 // Two traders and two crossing IOCs on ETH (market 0: 4 size decimals, 2 price decimals).
 struct Scene {
   Trader maker{3}, taker{4};
@@ -477,7 +466,7 @@ TEST(Api, ccxt_reads_the_same_values_as_the_server_state) {
   std::ofstream(path) << expect;
   const std::string cmd = "cd " + dir + " && node acceptance.mjs " + path + " 2>&1";
   std::string out;
-  const int rc = run_client(cmd, out);
+  const int rc = run_program(cmd, out);
   EXPECT_EQ(rc, 0) << out << "\nexpect.json: " << expect;
   EXPECT_EQ(out.find("FAIL"), std::string::npos) << out;
   EXPECT_EQ(s.stop(), 0) << s.log();
@@ -494,7 +483,7 @@ TEST(Api, a_client_following_the_lighter_sdk_ws_rules_handles_every_frame) {
                           " --admin http://127.0.0.1:" + admin + " --ws ws://127.0.0.1:" + port +
                           "/stream --cli " + cli + " --data-dir " + s.data_dir() + " 2>&1";
   std::string out;
-  const int rc = run_client(cmd, out);
+  const int rc = run_program(cmd, out);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("PASS sdk ws client"), std::string::npos) << out;
   EXPECT_EQ(s.stop(), 0) << s.log();

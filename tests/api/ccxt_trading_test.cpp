@@ -14,17 +14,6 @@
 namespace tachyon::testing {
 namespace {
 
-// Runs a client program; echoes its report (one line per check); returns its status.
-int run_node(const std::string& cmd, std::string& out) {
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), f)) out.append(buf, n);
-  const int rc = ::pclose(f);
-  std::printf("%s", out.c_str());  // the script's own report: one line per check
-  return rc;
-}
-
 Usdc collateral(Server& s, AccountIndex a) {
   simdjson::dom::parser p;
   simdjson::dom::element e;
@@ -51,17 +40,11 @@ TEST(Ccxt, trades_end_to_end_with_the_shipped_signer) {
   ASSERT_EQ(s.deposit(a.account, kDeposit, a.pk, 254).status, 200);
   ASSERT_EQ(s.deposit(b.account, kDeposit, b.pk, 254).status, 200);
   ASSERT_EQ(s.deposit(c.account, kDeposit, c.pk).status, 200);
-  const std::string conf =
-      "{\"http\":\"http://127.0.0.1:" + std::to_string(s.port()) +
-      "\",\"ws\":\"ws://127.0.0.1:" + std::to_string(s.port()) + "/stream\",\"signer_js\":\"" +
-      src + "/clients/ccxt/tachyon-signer.mjs\",\"signer_wasm\":\"" + src +
-      "/clients/ccxt/tachyon-signer.wasm\",\"traders\":[{\"index\":3,\"key\":\"" +
-      api::to_hex(a.sk.data(), a.sk.size()) + "\"},{\"index\":4,\"key\":\"" +
-      api::to_hex(b.sk.data(), b.sk.size()) + "\"}],\"transfer_to\":5}";
+  const std::string conf = ccxt_trading_conf("http", s.port(), a, b);
   const std::string path = s.data_dir() + "/trading.json";
   std::ofstream(path) << conf;
   std::string out;
-  const int rc = run_node("cd " + dir + " && node trading.mjs " + path + " 2>&1", out);
+  const int rc = run_program("cd " + dir + " && node trading.mjs " + path + " 2>&1", out);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_EQ(out.find("FAIL"), std::string::npos) << out;
   EXPECT_NE(out.find("\ndone"), std::string::npos) << out;
@@ -97,7 +80,7 @@ TEST(Ccxt, trades_end_to_end_with_the_shipped_signer) {
       api::make_auth_token(deadline, 4, 254, 304, b.sk) + " --l1 0x" + std::string(40, '0') +
       " --gaps " + src + "/tests/api/schemas/tachyon_gaps.json --trade-cmd \"sh " + trade_sh + "\"";
   std::string schema_out;
-  EXPECT_EQ(run_node(py + " 2>&1", schema_out), 0) << schema_out;
+  EXPECT_EQ(run_program(py + " 2>&1", schema_out), 0) << schema_out;
   EXPECT_EQ(schema_out.find("FAIL"), std::string::npos) << schema_out;
   EXPECT_NE(schema_out.find("\ndone"), std::string::npos) << schema_out;
   EXPECT_EQ(s.stop(), 0) << s.log();

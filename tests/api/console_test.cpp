@@ -14,16 +14,6 @@
 namespace tachyon::testing {
 namespace {
 
-int run_script(const std::string& cmd, std::string& out) {
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), f)) out.append(buf, n);
-  const int rc = ::pclose(f);
-  std::printf("%s", out.c_str());
-  return rc;
-}
-
 TEST(Console, a_browser_shows_the_book_rates_and_percentiles_then_disconnected) {
   const std::string src = TACHYON_SOURCE_DIR, dir = src + "/build/ccxt";
   const std::string chromium = "/usr/bin/chromium";
@@ -53,11 +43,11 @@ TEST(Console, a_browser_shows_the_book_rates_and_percentiles_then_disconnected) 
   });
   const std::string shot = src + "/build/console.png";
   std::string out;
-  const int rc = run_script("cd " + dir + " && node console_check.mjs " + chromium +
-                                " http://127.0.0.1:" + std::to_string(s.admin_port()) +
-                                " http://127.0.0.1:" + std::to_string(s.port()) + " " +
-                                std::to_string(s.pid()) + " " + shot + " 2>&1",
-                            out);
+  const int rc = run_program("cd " + dir + " && node console_check.mjs " + chromium +
+                                 " http://127.0.0.1:" + std::to_string(s.admin_port()) +
+                                 " http://127.0.0.1:" + std::to_string(s.port()) + " " +
+                                 std::to_string(s.pid()) + " " + shot + " 2>&1",
+                             out);
   sending.store(false);
   flow.join();
   EXPECT_EQ(rc, 0) << out;

@@ -13,17 +13,6 @@
 namespace tachyon::testing {
 namespace {
 
-// Runs `cmd`, its output into `out` (and echoed, unless `quiet`); returns its status.
-int run(const std::string& cmd, std::string& out, bool quiet = false) {
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), f)) out.append(buf, n);
-  const int rc = ::pclose(f);
-  if (!quiet || rc != 0) std::printf("%s", out.c_str());
-  return rc;
-}
-
 // ca.pem / ca.key, then srv1 and srv2 (.pem, .key): P-256 keys, IP SAN 127.0.0.1, 2 days.
 bool make_certificates(const std::string& dir) {
   const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
@@ -38,7 +27,7 @@ bool make_certificates(const std::string& dir) {
               ".pem;";
   }
   std::string out;
-  return run("bash -c \"" + script + "\" 2>&1", out, /*quiet=*/true) == 0;
+  return run_program("bash -c \"" + script + "\" 2>&1", out, /*quiet=*/true) == 0;
 }
 
 TEST(Tls, https_and_wss_verified_plain_refused_reloaded_on_sighup_and_ccxt_trades) {
@@ -67,7 +56,7 @@ TEST(Tls, https_and_wss_verified_plain_refused_reloaded_on_sighup_and_ccxt_trade
                          std::to_string(s.plain_port()) + " --pid " + std::to_string(s.pid()) +
                          " --cert " + d + "/server.pem --key " + d + "/server.key --ca " + d +
                          "/ca.pem --next-cert " + d + "/srv2.pem --next-key " + d + "/srv2.key";
-  EXPECT_EQ(run(py + " 2>&1", out), 0) << out;
+  EXPECT_EQ(run_program(py + " 2>&1", out), 0) << out;
   EXPECT_EQ(out.find("FAIL"), std::string::npos) << out;
   EXPECT_NE(out.find("\ndone"), std::string::npos) << out;
 
@@ -77,18 +66,12 @@ TEST(Tls, https_and_wss_verified_plain_refused_reloaded_on_sighup_and_ccxt_trade
       << "ccxt is not installed: run scripts/setup.sh (npm ci in build/ccxt)";
   std::filesystem::copy_file(src + "/tests/api/ccxt/trading.mjs", dir + "/trading.mjs",
                              std::filesystem::copy_options::overwrite_existing);
-  const std::string conf =
-      "{\"http\":\"https://127.0.0.1:" + std::to_string(s.port()) +
-      "\",\"ws\":\"wss://127.0.0.1:" + std::to_string(s.port()) + "/stream\",\"signer_js\":\"" +
-      src + "/clients/ccxt/tachyon-signer.mjs\",\"signer_wasm\":\"" + src +
-      "/clients/ccxt/tachyon-signer.wasm\",\"traders\":[{\"index\":3,\"key\":\"" +
-      api::to_hex(a.sk.data(), a.sk.size()) + "\"},{\"index\":4,\"key\":\"" +
-      api::to_hex(b.sk.data(), b.sk.size()) + "\"}],\"transfer_to\":5}";
+  const std::string conf = ccxt_trading_conf("https", s.port(), a, b);
   std::ofstream(d + "/trading.json") << conf;
   std::string node_out;
-  const int rc = run("cd " + dir + " && NODE_EXTRA_CA_CERTS=" + d + "/ca.pem node trading.mjs " +
-                         d + "/trading.json 2>&1",
-                     node_out);
+  const int rc = run_program("cd " + dir + " && NODE_EXTRA_CA_CERTS=" + d +
+                                 "/ca.pem node trading.mjs " + d + "/trading.json 2>&1",
+                             node_out);
   EXPECT_EQ(rc, 0) << node_out;
   EXPECT_EQ(node_out.find("FAIL"), std::string::npos) << node_out;
   EXPECT_NE(node_out.find("\ndone"), std::string::npos) << node_out;

@@ -28,14 +28,10 @@ TEST(Watch, shows_each_node_and_the_best_bid_and_ask_across_them) {
   const std::string nd = "127.0.0.1:" + std::to_string(dead);
   const std::string cli =
       std::filesystem::path(TACHYON_BIN).parent_path().string() + "/tachyon-cli";
-  FILE* f = ::popen(
-      (cli + " watch --rounds 1 --nodes " + na + "," + nb + "," + nd + " 2>&1").c_str(), "r");
-  ASSERT_NE(f, nullptr);
   std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), f)) out.append(buf, n);
-  EXPECT_EQ(::pclose(f), 0) << out;
-  std::printf("%s", out.c_str());
+  EXPECT_EQ(
+      run_program(cli + " watch --rounds 1 --nodes " + na + "," + nb + "," + nd + " 2>&1", out), 0)
+      << out;
   auto line_of = [&](const std::string& node) {
     const size_t p = out.find(node + " ");
     return p == std::string::npos ? std::string() : out.substr(p, out.find('\n', p) - p);

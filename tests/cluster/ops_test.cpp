@@ -22,15 +22,6 @@ namespace {
 
 const std::string kSrc = TACHYON_SOURCE_DIR;
 
-// Runs `cmd`; its status, its output in `out`.
-int run(const std::string& cmd, std::string& out) {
-  FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof(buf), f)) out.append(buf, n);
-  return ::pclose(f);
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -66,14 +57,16 @@ std::set<std::string> mentioned(const std::string& text) {
 
 TEST(Ops, promtool_passes_and_the_alerts_and_dashboard_read_only_exported_metrics) {
   std::string out;
-  ASSERT_EQ(run("promtool --version", out), 0)
+  ASSERT_EQ(run_program("promtool --version 2>&1", out, /*quiet=*/true), 0)
       << "promtool is missing: scripts/setup.sh installs Debian's prometheus package\n"
       << out;
   const std::string prom = kSrc + "/configs/prometheus";
   out.clear();
-  EXPECT_EQ(run("promtool check rules " + prom + "/alerts.yml", out), 0) << out;
+  EXPECT_EQ(run_program("promtool check rules " + prom + "/alerts.yml 2>&1", out, true), 0) << out;
   out.clear();
-  EXPECT_EQ(run("cd " + prom + " && promtool test rules alerts_test.yml", out), 0) << out;
+  EXPECT_EQ(run_program("cd " + prom + " && promtool test rules alerts_test.yml 2>&1", out, true),
+            0)
+      << out;
 
   NatsServers ns(1);
   TempDir dir;
@@ -87,7 +80,7 @@ TEST(Ops, promtool_passes_and_the_alerts_and_dashboard_read_only_exported_metric
   const std::string path = dir.path() + "/metrics.txt";
   std::ofstream(path) << page.body;
   out.clear();
-  EXPECT_EQ(run("promtool check metrics < " + path, out), 0) << out;
+  EXPECT_EQ(run_program("promtool check metrics < " + path + " 2>&1", out, true), 0) << out;
   EXPECT_EQ(out, "") << "promtool's lint of /metrics";
 
   const std::set<std::string> names = exported(page.body);

@@ -323,6 +323,7 @@ class WorkerLogic {
   HttpReply get_tx(RestCall& c);
   HttpReply get_accounts_by_l1(RestCall& c);
   HttpReply get_accounts_of_l1(RestCall& c);
+  std::vector<const pipe::AccountView*> accounts_of_l1(const std::array<uint8_t, 20>& l1);
   HttpReply get_order_book_updates(RestCall& c);
   // rest_account.cpp: an account's orders and trades, private reads.
   HttpReply private_read(RestCall& c, absl::FunctionRef<void(const pipe::AccountView&)> f);
