@@ -2,9 +2,9 @@
 // the binary (src/api/console/console.html: no external script, font or CDN); its WebSocket,
 // /console/ws, gets a state frame every kConsolePeriodNs from the worker that holds it. A frame
 // reads only what is published anyway: the books and recent trades of every market (the
-// snapshots the workers serve), and the /metrics text (the histograms and counters the server
-// keeps, rendered by the api server's console thread; the page turns their deltas into rates and
-// last-minute percentiles).
+// snapshots the workers serve), and the series of the /metrics text the page reads (the
+// histograms and counters the server keeps, rendered, cut and encoded once per period by the api
+// server's console thread; the page turns their deltas into rates and last-minute percentiles).
 #include "tachyon/api/json_writer.hpp"
 #include "tachyon/api/render.hpp"
 #include "tachyon/api/worker.hpp"
@@ -17,7 +17,49 @@ extern const char* const kConsoleHtml;  // generated from src/api/console/consol
 namespace {
 constexpr size_t kConsoleLevels = 15;  // per side
 constexpr size_t kConsoleTrades = 30;
+
+// The series the page reads (console.html: rates, percentiles, the server table).
+constexpr std::string_view kConsoleSeries[] = {
+    "tachyon_txs_total",
+    "tachyon_rejects_total",
+    "tachyon_tx_stage_seconds_bucket{stage=\"recv_to_sent\"",
+    "tachyon_tx_stage_seconds_bucket{stage=\"sequenced_to_executed\"",
+    "tachyon_api_dry_run_seconds_bucket",
+    "tachyon_apply_batch_seconds_bucket",
+    "tachyon_journal_group_commit_seconds_bucket",
+    "tachyon_ws_freshness_seconds_bucket",
+    "tachyon_connections",
+    "tachyon_ws_queued_bytes",
+    "tachyon_ws_slow_consumer_",
+    "tachyon_ws_stall_",
+    "tachyon_ws_budget_closes_total",
+    "tachyon_process_resident_bytes",
+    "tachyon_jemalloc_",
+    "tachyon_journal_failed",
+    "tachyon_journal_out_of_space",
+    "tachyon_data_dir_free_bytes",
+};
 }  // namespace
+
+std::string console_metrics_json(std::string_view prometheus) {
+  std::string kept;
+  kept.reserve(prometheus.size() / 2);
+  for (size_t at = 0; at < prometheus.size();) {
+    size_t end = prometheus.find('\n', at);
+    if (end == std::string_view::npos) end = prometheus.size();
+    const std::string_view line = prometheus.substr(at, end - at);
+    at = end + 1;
+    for (std::string_view s : kConsoleSeries) {
+      if (line.substr(0, s.size()) == s) {
+        kept.append(line).push_back('\n');
+        break;
+      }
+    }
+  }
+  std::string out;
+  JsonWriter(out).str(kept);
+  return out;
+}
 
 HttpReply WorkerLogic::admin_console(RestCall& c) {
   c.r.content_type = "text/html; charset=utf-8";
@@ -72,8 +114,14 @@ std::string WorkerLogic::console_frame() {
   }
   w.end_obj();
   console_markets(w);
-  const auto metrics = shared_.console_metrics();  // "" until the console thread's first render
-  w.kv_s("metrics", metrics ? std::string_view(*metrics) : std::string_view());
+  // A JSON string ready to go (console_metrics_json); "" until the console thread's first render.
+  const auto metrics = shared_.console_metrics();
+  w.key("metrics");
+  if (metrics) {
+    w.raw(*metrics);
+  } else {
+    w.str("");
+  }
   w.end_obj();
   return s;
 }

@@ -468,7 +468,8 @@ struct ApiServer::Impl {
     while (!console_stop) {
       if (shared.consoles.load() > 0 && shared.metrics_text) {
         lk.unlock();
-        shared.set_console_metrics(std::make_shared<const std::string>(shared.metrics_text()));
+        shared.set_console_metrics(
+            std::make_shared<const std::string>(console_metrics_json(shared.metrics_text())));
         lk.lock();
       }
       console_cv.wait_for(lk, std::chrono::milliseconds(500), [this] { return console_stop; });

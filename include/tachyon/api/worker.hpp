@@ -65,6 +65,10 @@ struct ApiConfig {
 
 class WorkerLogic;
 
+// The console's share of a /metrics page (the series its page reads) as one JSON string value
+// (console.cpp), ready to be written raw into every frame.
+std::string console_metrics_json(std::string_view prometheus);
+
 // Whether auth token `token` grants reading account `a`: signed by one of its keys, not expired,
 // and living at most 8 h (crypto.hpp).
 bool token_grants(const pipe::AccountView& a, std::string_view token, uint32_t chain_id);
@@ -131,8 +135,9 @@ class ApiShared {
   // The console's description of this node (a JSON object: durability, threads, ...); set once
   // before the workers start.
   std::string node_info;
-  // Open consoles, and the /metrics text their frames carry: rendered (~1.5 ms) every 500 ms by
-  // the api server's console thread while any is open, never on a worker (an ack would wait).
+  // Open consoles, and the metrics their frames carry (console_metrics_json): rendered (~1.5 ms)
+  // every 500 ms by the api server's console thread while any is open, never on a worker (an ack
+  // would wait).
   std::atomic<int> consoles{0};
   void set_console_metrics(std::shared_ptr<const std::string> text) {
     std::lock_guard lk(console_mu_);
