@@ -6,9 +6,11 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
@@ -89,6 +91,22 @@ inline int run_program(const std::string& cmd, std::string& out, bool quiet = fa
   const int rc = ::pclose(f);
   if (!quiet || rc != 0) std::printf("%s", out.c_str());
   return rc;
+}
+
+// `body` without the members `"key":<digits>` (and a comma after) of the keys named: the fields
+// that differ between two reads by design (times a restored object does not know, ...).
+inline std::string without_number_fields(std::string body,
+                                         std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    const std::string k = std::string("\"") + key + "\":";
+    for (size_t at = body.find(k); at != std::string::npos; at = body.find(k, at)) {
+      size_t end = at + k.size();
+      while (end < body.size() && std::isdigit(static_cast<unsigned char>(body[end]))) ++end;
+      if (end < body.size() && body[end] == ',') ++end;
+      body.erase(at, end - at);
+    }
+  }
+  return body;
 }
 
 struct Trader;

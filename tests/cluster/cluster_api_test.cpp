@@ -15,7 +15,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <thread>
 
 #include "api/api_support.hpp"
@@ -66,15 +65,14 @@ std::string stopped_at(const std::string& log) {
   return log.substr(at + 23, end - at - 23);
 }
 
-// A book's "nonce" counts the node's own publications (it orders that node's updates): every other
-// byte of an answer is the state's.
-// A body without what differs between nodes by design: the book's nonce (each node's own count)
+// A body without what differs between nodes by design: the book's nonce (each node's own count
+// of its publications, ordering that node's updates)
 // and the times of the txs that made or changed each object (a node that started from a snapshot
 // does not know them for the objects no tx changed since: docs/WIRE_FIELDS.md).
 std::string without_book_nonce(std::string body) {
   const size_t at = body.find(",\"nonce\":");
   if (at != std::string::npos) body.erase(at, body.find_first_of(",}", at + 1) - at);
-  return std::regex_replace(body, std::regex("\"(transaction_time|created_at)\":[0-9]+,?"), "");
+  return testing::without_number_fields(std::move(body), {"transaction_time", "created_at"});
 }
 
 std::vector<std::string> cluster_args(const NatsServers& ns, const char* role) {

@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -48,10 +48,16 @@ std::set<std::string> exported(const std::string& page) {
 // Every tachyon_* name a text mentions.
 std::set<std::string> mentioned(const std::string& text) {
   std::set<std::string> names;
-  const std::regex re("tachyon_[a-z0-9_]+");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
-       ++it)
-    names.insert(it->str());
+  const std::string prefix = "tachyon_";
+  for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
+    size_t end = at + prefix.size();
+    while (end < text.size() &&
+           (std::islower(static_cast<unsigned char>(text[end])) ||
+            std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+      ++end;
+    names.insert(text.substr(at, end - at));
+    at = end;
+  }
   return names;
 }
 
