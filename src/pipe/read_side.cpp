@@ -298,7 +298,12 @@ void ReadSide::on_order(const StateUpdate& u) {
     } else {
       rested = s.small.erase(o.order_index, small_ctx(), &gone);
     }
-    closed_log_.append(OrderView{o, rested ? gone.created_ns : u.time_ns, u.time_ns, true});
+    // An order that leaves only to come back under the same index (re-placed by ModifyOrder, a
+    // trigger that fired, a grouped child armed) is not closed.
+    const bool closed = o.reason != RemoveReason::kModified &&
+                        o.reason != RemoveReason::kTriggered && o.reason != RemoveReason::kArmed;
+    if (closed)
+      closed_log_.append(OrderView{o, rested ? gone.created_ns : u.time_ns, u.time_ns, true});
     if (!rested) return;  // a taker that never rested
     open_side(o.market, o.is_ask, -open_size(gone.o), -1);
   } else {
