@@ -3,9 +3,10 @@
 // the same REST API). Each round reads every node's best bid and ask, last trade and applied seq,
 // concurrently, one kept-alive connection per node, parsed with simdjson; prints per node the
 // best bid/ask, spread, last trade, REST round trip, WebSocket freshness (the age of its
-// order_book updates on arrival) and applied seq (with the lag behind the most advanced node), and the consolidated best bid and ask across nodes with the node holding
-// each. `--bench` measures instead what the three levers give: sequential against concurrent
-// fetches, a new connection per request against a kept one, simdjson against Boost.JSON.
+// order_book updates on arrival) and applied seq (with the lag behind the most advanced node), and
+// the consolidated best bid and ask across nodes with the node holding each. `--bench` measures
+// instead what the three levers give: sequential against concurrent fetches, a new connection per
+// request against a kept one, simdjson against Boost.JSON.
 #include <string>
 #include <vector>
 
