@@ -311,6 +311,12 @@ void write_position(JsonWriter& w, const pipe::PositionView& p, const AccountFig
   w.end_obj();
 }
 
+void write_spot_usdc(JsonWriter& w) {
+  w.obj().kv_s("symbol", "USDC").kv_i("asset_id", 3);
+  w.key("balance").dec(0, kUsdc).key("locked_balance").dec(0, kUsdc);
+  w.key("margin_balance").dec(0, kUsdc).kv_s("margin_mode", "enabled").end_obj();
+}
+
 void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets) {
   const AccountFigures f = account_figures(a, markets);
   w.obj();
@@ -340,10 +346,9 @@ void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup
   w.key("cross_asset_value").dec(f.tav, kUsdc);
   w.key("cross_initial_margin_requirement").dec(f.imr, kUsdc);
   w.key("cross_maintenance_margin_requirement").dec(f.mmr, kUsdc);
-  // Spot assets: none (perpetuals only; the USDC collateral is `collateral`).
-  w.key("assets").arr().obj().kv_s("symbol", "USDC").kv_i("asset_id", 3);
-  w.key("balance").dec(0, kUsdc).key("locked_balance").dec(0, kUsdc);
-  w.key("margin_balance").dec(0, kUsdc).kv_s("margin_mode", "enabled").end_obj().end_arr();
+  w.key("assets").arr();
+  write_spot_usdc(w);
+  w.end_arr();
   w.key("pending_unlocks").arr().end_arr();
   w.key("positions").arr();
   for (const auto& p : a.positions)

@@ -623,9 +623,10 @@ std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIn
     if (kind == "user_stats") {
       w.key("stats");
       write_user_stats(w, *v, markets);
-    } else if (kind == "account_all_assets") {  // spot assets: none (perpetuals only)
-      w.key("assets").obj().key("3").obj().kv_s("symbol", "USDC").kv_i("asset_id", 3);
-      w.key("balance").dec(0, 6).key("locked_balance").dec(0, 6).end_obj().end_obj();
+    } else if (kind == "account_all_assets") {
+      w.key("assets").obj().key("3");
+      write_spot_usdc(w);
+      w.end_obj();
     } else if (kind == "account_all_trades") {
       trades_by_market(snapshot || new_trades == nullptr
                            ? v->trades()

@@ -80,7 +80,14 @@ TEST(Ops, promtool_passes_and_the_alerts_and_dashboard_read_only_exported_metric
                "--demo-load-tps", "500"},
               dir.path());
   ASSERT_TRUE(node.ready()) << node.log();
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // histograms and counters fill
+  // Until the histograms and counters have values (apply batches, group commits), 30 s at most.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (auto m = scrape(node); m["tachyon_apply_batches_total"] == 0 ||
+                              m["tachyon_journal_group_commit_seconds_count"] == 0;
+       m = scrape(node)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no apply batch or group commit";
+    std::this_thread::yield();
+  }
   const HttpResult page = http(node.admin_port(), "GET", "/metrics");
   ASSERT_EQ(page.status, 200);
   const std::string path = dir.path() + "/metrics.txt";

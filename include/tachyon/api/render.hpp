@@ -34,6 +34,9 @@ void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_
                  const pipe::MarketView& m, std::string_view status);
 // The /account entry (also account_all's `account`).
 void write_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets);
+// An account's spot USDC (REST `assets`, WS `account_all_assets`): always 0, perpetuals only (the
+// USDC collateral is the account's `collateral`).
+void write_spot_usdc(JsonWriter& w);
 // The short form accountsByL1Address lists (Lighter's Account).
 void write_sub_account(JsonWriter& w, const pipe::AccountView& a, const MarketLookup& markets);
 // user_stats' `stats`.
