@@ -277,6 +277,10 @@ OrderUpdate sample_order_update(uint64_t x) {
                      0,
                      0,
                      0,
+                     0,
+                     0,
+                     0,
+                     0,
                      0};
 }
 }  // namespace

@@ -29,7 +29,7 @@ uint64_t g_trade_id = 0;
 
 StateUpdate trade(int64_t t_ms, Ticks px) {
   StateUpdate u(UpdateType::kTrade, t_ms * 1'000'000, StateUpdate::NoZero{});
-  u.trade = TradeUpdate{++g_trade_id, 0, 0, 7, 8, px, 1, 0, 0, 0, 0, TradeKind::kTrade, 0, 0};
+  u.trade = TradeUpdate{++g_trade_id, 0, 0, 7, 8, px, 1, 0, 0, 0, 0, TradeKind::kTrade, 0, 0, 0};
   return u;
 }
 

@@ -39,6 +39,7 @@ StateUpdate sample_trade() {
                         1,
                         TradeKind::kTrade,
                         0,
+                        0,
                         0};
   return u;
 }

@@ -10,9 +10,13 @@
 // Private keys are tachyon's: `tachyon-cli keygen` writes the 64-byte secret key (seed || public
 // key) as 128 hex characters; a 64-character seed is accepted too.
 //
-// Each function returns an object and never throws: a failure is {error: "..."} (ccxt turns it
-// into an exception), a success has no `error` key.
+// A failure is {error: "..."} (ccxt turns it into an Error), a success has no `error` key. What
+// tachyon does not have (spot routes, integrator fees) throws ccxt's own NotSupported, found in
+// the ccxt package the running script imports (a plain Error named NotSupported without one).
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as edSign } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const DOMAIN = Buffer.from('tachyon-tx-v1', 'ascii');
 const TX_BASE = 0x0100;
@@ -217,15 +221,49 @@ function signTx(type, fields, codec, skipNonce, nonce, apiKeyIndex, accountIndex
     return { txType: type, txInfo: JSON.stringify(info), txHash: blake2b(bytes, 40).toString('hex') };
 }
 
-// Runs one signer function: its result, or {error} for any failure (ccxt checks `'error' in`).
+// What tachyon does not have: guarded() rethrows it as ccxt's NotSupported.
+class Unsupported extends Error {}
+
+// ccxt's ESM entry as the running script resolves it (node_modules upward from its directory):
+// importing the same file gives the same module, so the error is an instance of the class the
+// bot catches.
+async function ccxtNotSupported() {
+    try {
+        for (let dir = dirname(resolve(process.argv[1] ?? '.')); ; dir = dirname(dir)) {
+            const pkg = join(dir, 'node_modules', 'ccxt', 'package.json');
+            if (existsSync(pkg)) {
+                const entry = JSON.parse(readFileSync(pkg, 'utf8')).exports?.['.']?.import?.default;
+                if (!entry) return undefined;
+                const mod = await import(pathToFileURL(join(dirname(pkg), entry)).href);
+                return mod.NotSupported ?? mod.default?.NotSupported;
+            }
+            if (dirname(dir) === dir) return undefined;
+        }
+    } catch {
+        return undefined;
+    }
+}
+const NotSupported = (await ccxtNotSupported()) ?? class NotSupported extends Error {
+    constructor(m) { super(m); this.name = 'NotSupported'; }
+};
+
+// Runs one signer function: its result, or {error} for any failure (ccxt checks `'error' in`);
+// what tachyon does not have throws NotSupported.
 function guarded(fn) {
     return (...args) => {
         try {
             return fn(...args);
         } catch (e) {
+            if (e instanceof Unsupported) throw new NotSupported(`lighter (tachyon) ${e.message}`);
             return { error: String(e?.message ?? e) };
         }
     };
+}
+
+// Integrator (builder) fees: tachyon has none, so a non-zero one is refused rather than dropped.
+function noIntegrator(account, takerFee, makerFee) {
+    if (Number(account ?? 0) !== 0 || Number(takerFee ?? 0) !== 0 || Number(makerFee ?? 0) !== 0)
+        throw new Unsupported('has no integrator fees: set the option builderFee to false');
 }
 
 function orderExpiry(v, type, tif) {
@@ -263,7 +301,7 @@ function memoHex(memo) {
 }
 
 const perpOnly = (name, route) => {
-    if (Number(route ?? 0) !== 0) throw new Error(`${name}: tachyon has perpetuals only (route type 0), got ${route}`);
+    if (Number(route ?? 0) !== 0) throw new Unsupported(`has perpetuals only: ${name} must be 0 (perp), got ${route}`);
 };
 
 const api = {
@@ -291,7 +329,8 @@ const api = {
         return { authToken: `${d}:${accountIndex}:${apiKeyIndex}:${sig}` };
     },
     SignCreateOrder(market, cidx, base, price, isAsk, type, tif, reduceOnly, trigger, expiry,
-        _integrator, _takerFee, _makerFee, stpMode, _steMode, skipNonce, nonce, apiKeyIndex, accountIndex) {
+        integrator, takerFee, makerFee, stpMode, _steMode, skipNonce, nonce, apiKeyIndex, accountIndex) {
+        noIntegrator(integrator, takerFee, makerFee);
         const fields = orderInfo({
             MarketIndex: market, ClientOrderIndex: cidx, BaseAmount: base, Price: price, IsAsk: isAsk,
             Type: type, TimeInForce: tif, ReduceOnly: reduceOnly, TriggerPrice: trigger, OrderExpiry: expiry,
@@ -299,8 +338,9 @@ const api = {
         const stp = int('self_trade_behavior_mode', stpMode ?? 0, 0, 3);
         return signTx(TYPE.createOrder, fields, { stp }, skipNonce, nonce, apiKeyIndex, accountIndex);
     },
-    SignCreateGroupedOrders(grouping, orders, _integrator, _takerFee, _makerFee, _stpMode, _steMode,
+    SignCreateGroupedOrders(grouping, orders, integrator, takerFee, makerFee, _stpMode, _steMode,
         skipNonce, nonce, apiKeyIndex, accountIndex) {
+        noIntegrator(integrator, takerFee, makerFee);
         if (!Array.isArray(orders) || orders.length < 2 || orders.length > 3) throw new Error('orders: 2 or 3 orders');
         const fields = { GroupingType: int('grouping_type', grouping, 1, 3), Orders: orders.map(orderInfo) };
         return signTx(TYPE.createGroupedOrders, fields, {}, skipNonce, nonce, apiKeyIndex, accountIndex);
@@ -314,8 +354,9 @@ const api = {
         const codec = { market: int('market_index', market ?? ALL_MARKETS, 0, 255) };
         return signTx(TYPE.cancelAllOrders, fields, codec, skipNonce, nonce, apiKeyIndex, accountIndex);
     },
-    SignModifyOrder(market, index, base, price, trigger, _integrator, _takerFee, _makerFee, _stpMode,
+    SignModifyOrder(market, index, base, price, trigger, integrator, takerFee, makerFee, _stpMode,
         _steMode, skipNonce, nonce, _orderVersion, apiKeyIndex, accountIndex) {
+        noIntegrator(integrator, takerFee, makerFee);
         const fields = {
             MarketIndex: int('market_index', market, 0, 254), Index: int('index', index, 0, Number.MAX_SAFE_INTEGER),
             BaseAmount: int('base_amount', base, 0, U48), Price: int('price', price, 0, 0xffffffff),
@@ -365,7 +406,7 @@ const api = {
         return { ...r, messageToSign: '' };
     },
     SignApproveIntegrator() {
-        throw new Error('tachyon has no integrator fees: set the option builderFee to false');
+        throw new Unsupported('has no integrator fees: set the option builderFee to false');
     },
 };
 

@@ -156,6 +156,30 @@ void write_market_stats(JsonWriter& w, const pipe::MarketView& m) {
   w.end_obj();
 }
 
+namespace {
+// One side's position before the fill (size signed, entry quote as a positive amount), and
+// whether the fill took it across zero (long to short or short to long).
+struct SideKeys {
+  std::string_view size, entry, imf, flipped;
+};
+constexpr SideKeys kTakerKeys{"taker_position_size_before", "taker_entry_quote_before",
+                              "taker_initial_margin_fraction_before",
+                              "taker_position_sign_changed"};
+constexpr SideKeys kMakerKeys{"maker_position_size_before", "maker_entry_quote_before",
+                              "maker_initial_margin_fraction_before",
+                              "maker_position_sign_changed"};
+
+void write_side(JsonWriter& w, const SideKeys& k, const pipe::TradeSide& s, bool is_buy, Lots q,
+                int size_decimals) {
+  const Lots after = s.size_before + (is_buy ? q : -q);
+  const bool flipped = s.size_before != 0 && after != 0 && (s.size_before > 0) != (after > 0);
+  const Usdc entry = s.entry_before < 0 ? -s.entry_before : s.entry_before;
+  w.key(k.size).dec(s.size_before, size_decimals);
+  w.key(k.entry).dec(entry, kUsdc);
+  w.kv_i(k.imf, s.imf_before).kv_b(k.flipped, flipped);
+}
+}  // namespace
+
 void write_trade(JsonWriter& w, const pipe::TradeRecord& r, const pipe::MarketView& m,
                  std::string_view tx_hash) {
   const TradeUpdate& t = r.t;
@@ -179,7 +203,12 @@ void write_trade(JsonWriter& w, const pipe::TradeRecord& r, const pipe::MarketVi
   w.kv_i("ask_account_id", taker_ask ? t.taker : t.maker);
   w.kv_i("bid_account_id", taker_ask ? t.maker : t.taker);
   w.kv_b("is_maker_ask", !taker_ask);
-  w.kv_i("block_height", 0).kv_i("timestamp", r.time_ns / 1'000'000);
+  write_side(w, kTakerKeys, r.sides.taker, !taker_ask, t.size, sd);
+  write_side(w, kMakerKeys, r.sides.maker, taker_ask, t.size, sd);
+  // each side's PnL realized by the fill (fees not included)
+  w.key("bid_account_pnl").dec(taker_ask ? r.sides.maker.pnl : r.sides.taker.pnl, kUsdc);
+  w.key("ask_account_pnl").dec(taker_ask ? r.sides.taker.pnl : r.sides.maker.pnl, kUsdc);
+  w.kv_i("block_height", t.block).kv_i("timestamp", r.time_ns / 1'000'000);
   w.kv_i("transaction_time", r.time_ns / 1000);  // µs, as Lighter's
   w.kv_i("integrator_maker_fee", 0).kv_i("integrator_maker_fee_collector_index", 0);
   w.kv_i("integrator_taker_fee", 0).kv_i("integrator_taker_fee_collector_index", 0);
@@ -222,7 +251,11 @@ void write_order(JsonWriter& w, const OrderUpdate& o, int64_t created_ns, int64_
                            : o.trigger_price != 0        ? "ready"
                                                          : "na");
   w.kv_i("trigger_time", twap ? o.trigger_price : 0).kv_i("parent_order_index", o.parent);
-  w.kv_s("parent_order_id", std::to_string(o.parent)).kv_i("block_height", 0);
+  w.kv_s("parent_order_id", std::to_string(o.parent)).kv_i("block_height", o.block);
+  // a primary's children (each fires once it fills), an OCO order's partner (canceled with it)
+  w.kv_s("to_trigger_order_id_0", std::to_string(o.child));
+  w.kv_s("to_trigger_order_id_1", std::to_string(o.child2));
+  w.kv_s("to_cancel_order_id_0", std::to_string(o.sibling));
   // Lighter's order times are seconds; transaction_time (the tx that changed it last) is µs.
   w.kv_i("timestamp", updated_ns / 1'000'000'000).kv_i("created_at", created_ns / 1'000'000'000);
   w.kv_i("updated_at", updated_ns / 1'000'000'000).kv_i("transaction_time", updated_ns / 1000);

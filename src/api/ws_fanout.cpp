@@ -111,10 +111,11 @@ struct WorkerLogic::FanOutBatch {
   std::set<AccountIndex> accounts;
   std::set<MarketId> markets;
 
-  void add(const StateUpdate& u, bool trades_subscribed) {
+  void add(const StateUpdate& u, bool trades_subscribed, const pipe::ReadSide& rs) {
     switch (u.type) {
       case UpdateType::kTrade: {
-        const pipe::TradeRecord rec{u.trade, u.time_ns, u.origin_cookie, u.origin_worker};
+        const pipe::TradeRecord rec{u.trade, u.time_ns, u.origin_cookie, u.origin_worker,
+                                    rs.logged_trade_sides(u.trade.trade_id)};
         if (trades_subscribed) trades[u.trade.market].push_back(rec);
         markets.insert(u.trade.market);
         for (AccountIndex a : {u.trade.maker, u.trade.taker}) {
@@ -164,8 +165,10 @@ void WorkerLogic::fan_out() {
       log_pos_ = log.head();
       return;
     }
-    batch.add(u, u.type == UpdateType::kTrade &&
-                     subs_.contains("trade/" + std::to_string(u.trade.market)));
+    batch.add(
+        u,
+        u.type == UpdateType::kTrade && subs_.contains("trade/" + std::to_string(u.trade.market)),
+        pipe_.read_side());
   }
   for (auto& kv : batch.trades) {  // (clang 14 cannot capture structured bindings)
     const MarketId m = kv.first;

@@ -229,10 +229,12 @@ Startup start_up(const app::Config& c) {
 
 // The trades and funding payments of the replayed txs: the market histories (recent trades,
 // candles) are restored from history.bin plus these (ReadSide::restore_history), and each
-// trade keeps its taker tx's hash.
+// trade keeps its taker tx's hash and its sides (read from the engine as it emits the trade).
 struct ReplayedHistory final : UpdateSink {
+  const Engine* engine = nullptr;
   std::vector<StateUpdate> updates;
-  size_t named = 0;  // updates[named..] belong to the tx being replayed
+  std::vector<pipe::TradeSides> sides;  // by index in updates
+  size_t named = 0;                     // updates[named..] belong to the tx being replayed
   // The accounts the replay changed: they get their read-side view at start, the others when
   // first used (pipe::AccountBase).
   absl::flat_hash_set<AccountIndex> changed;
@@ -243,6 +245,8 @@ struct ReplayedHistory final : UpdateSink {
     updates.push_back(u);
     updates.back().origin_worker = 0;
     updates.back().origin_cookie = 0;
+    sides.push_back(u.type == UpdateType::kTrade ? pipe::trade_sides(u.trade, *engine)
+                                                 : pipe::TradeSides{});
   }
 };
 
@@ -283,10 +287,12 @@ bool recover(const app::Config& c, Recovered& rec) {
     spdlog::critical("cluster ({}): {}", c.role, s.message());
     return false;
   }
-  const store::RecoverOptions opt{.replayed = on_replayed,
-                                  .updates = &rec.replayed_history,
-                                  .defer_hash_check = true,
-                                  .saved_accounts = &rec.account_base.saved};
+  const store::RecoverOptions opt{
+      .replayed = on_replayed,
+      .updates = &rec.replayed_history,
+      .before_replay = [&h = rec.replayed_history](const Engine& e) { h.engine = &e; },
+      .defer_hash_check = true,
+      .saved_accounts = &rec.account_base.saved};
   if (Status s = store::recover(c.data_dir, c.engine, rec.engine, rec.rep, opt); !s.ok()) {
     spdlog::critical("recovery of {} failed: {}", c.data_dir, s.message());
     return false;
@@ -424,13 +430,14 @@ void restore_history(const app::Config& c, Recovered& rec, pipe::Pipeline& pipel
     spdlog::warn("market history not restored from the file: {}", s.message());
   rec.trade_hashes.insert(rec.trade_hashes.begin(), saved_hashes.begin(), saved_hashes.end());
   auto& replayed = rec.replayed_history.updates;
-  pipeline.read_side().restore_history(saved, saved_accounts, replayed, pipeline.engine(),
-                                       realtime_ns());
+  pipeline.read_side().restore_history(saved, saved_accounts, replayed, rec.replayed_history.sides,
+                                       pipeline.engine(), realtime_ns());
   spdlog::info(
       "market history: {} markets and {} accounts' trades from history.bin, {} replayed trades "
       "and payments",
       saved.size(), saved_accounts.size(), replayed.size());
   replayed = {};
+  rec.replayed_history.sides = {};
 }
 
 // The pipeline on the recovered engine, with its read side as the engine and the histories were.

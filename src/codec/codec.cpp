@@ -252,6 +252,10 @@ constexpr bool trading_update_payload(IO& io, U& u, UpdateType type) {
       io.pad(1);
       io.num(o.trigger_price);
       io.num(o.parent);
+      io.num(o.child);
+      io.num(o.child2);
+      io.num(o.sibling);
+      io.num(o.block);
       return true;
     }
     case UpdateType::kTrade: {
@@ -271,6 +275,7 @@ constexpr bool trading_update_payload(IO& io, U& u, UpdateType type) {
       io.pad(5);
       io.num(t.maker_client_order_index);
       io.num(t.taker_client_order_index);
+      io.num(t.block);
       return true;
     }
     default: return false;
@@ -448,8 +453,8 @@ static_assert(tx_size(TxType::kDeposit) == 8 + 56 + 72);
 static_assert(tx_size(TxType::kCreateMarket) == 8 + 56 + 120);
 static_assert(tx_size(TxType::kUpdateMarket) == 8 + 56 + 112);
 static_assert(tx_size(TxType::kTransfer) == 8 + 56 + 64);
-static_assert(update_size(UpdateType::kTrade) == 8 + 8 + 96);
-static_assert(update_size(UpdateType::kOrderAdded) == 8 + 8 + 80);
+static_assert(update_size(UpdateType::kTrade) == 8 + 8 + 104);
+static_assert(update_size(UpdateType::kOrderAdded) == 8 + 8 + 112);
 static_assert(update_size(UpdateType::kPosition) == 8 + 8 + 56);
 static_assert(tx_size(TxType::kUpdateMargin) == 8 + 56 + 16);
 static_assert(tx_size(TxType::kCreateGroupedOrders) == 8 + 56 + 8 + 3 * 48);

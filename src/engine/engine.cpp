@@ -458,6 +458,11 @@ void Engine::emit_market(Ctx& c, const Market& m) {
 }
 
 void Engine::emit_order(Ctx& c, UpdateType t, const Order& o, RemoveReason why) {
+  OrderIndex child2 = 0;
+  if (o.child != 0) {  // a primary: its second child is the first's OCO partner
+    const uint32_t s = order_slot_.find(o.child, pool_);
+    if (s != kNoSlot) child2 = pool_[s].sibling;
+  }
   StateUpdate u = c.make(t);
   u.order = OrderUpdate{o.order_index,   o.client_order_index,
                         o.account,       o.price,
@@ -466,7 +471,9 @@ void Engine::emit_order(Ctx& c, UpdateType t, const Order& o, RemoveReason why) 
                         o.is_ask,        o.type,
                         o.tif,           why,
                         o.reduce_only,   o.pending,
-                        o.trigger_price, o.parent};
+                        o.trigger_price, o.parent,
+                        o.child,         child2,
+                        o.sibling,       c.tx.h.block};
   c.sink.on_update(u);
 }
 

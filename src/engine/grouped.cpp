@@ -52,25 +52,23 @@ Reject Engine::create_grouped(const Tx& tx, Ctx& c, OrderIndex& out) {
   // accepted
   consume_nonce(c, *key, tx);
   Market& m = markets_[mid];
+  // Order indices are handed out in sequence, so every order is placed with its links already
+  // set and its first update carries them.
   if (oco) {
-    const OrderIndex first = place_trigger(c, *a, m, g.orders[0]);
-    const OrderIndex second = place_trigger(c, *a, m, g.orders[1]);
-    pool_[order_slot_.find(first, pool_)].sibling = second;
-    pool_[order_slot_.find(second, pool_)].sibling = first;
+    const OrderIndex first = next_order_index_;
+    place_trigger(c, *a, m, g.orders[0], kWaitingTrigger, 0, first + 1);
+    place_trigger(c, *a, m, g.orders[1], kWaitingTrigger, 0, first);
     out = first;
     return Reject::kOk;
   }
   const uint32_t ps = start_order(*a, g.orders[0], size0);
   const OrderIndex primary = pool_[ps].order_index;
   out = primary;
-  std::vector<OrderIndex> kids;
-  for (int i = 1; i < g.count; ++i)
-    kids.push_back(place_trigger(c, *a, m, g.orders[i], kWaitingParent, primary));
-  if (kids.size() == 2) {
-    pool_[order_slot_.find(kids[0], pool_)].sibling = kids[1];
-    pool_[order_slot_.find(kids[1], pool_)].sibling = kids[0];
-  }
-  pool_[ps].child = kids[0];
+  const OrderIndex kid0 = next_order_index_;
+  const bool pair = g.count == 3;
+  place_trigger(c, *a, m, g.orders[1], kWaitingParent, primary, pair ? kid0 + 1 : 0);
+  if (pair) place_trigger(c, *a, m, g.orders[2], kWaitingParent, primary, kid0);
+  pool_[ps].child = kid0;
   run_order(c, m, *a, ps);
   return Reject::kOk;
 }

@@ -258,7 +258,8 @@ void Engine::move_position(Ctx& c, Market& m, Account& from, Account& to, Lots f
                         static_cast<uint8_t>(!from_buys),
                         kind,
                         0,
-                        0};
+                        0,
+                        c.tx.h.block};
   c.sink.on_update(u);
   const uint64_t from_moved = apply_fill(c, m, from, from_buys, q, price, 0);
   const uint64_t to_moved = apply_fill(c, m, to, !from_buys, q, price, 0);

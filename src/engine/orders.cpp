@@ -259,7 +259,8 @@ void Engine::fill(Ctx& c, Market& m, Account& taker, uint32_t taker_slot, uint32
                         t.is_ask,
                         liquidation ? TradeKind::kLiquidation : TradeKind::kTrade,
                         mk.client_order_index,
-                        t.client_order_index};
+                        t.client_order_index,
+                        c.tx.h.block};
   c.sink.on_update(u);
   const uint64_t taker_moved = apply_fill(c, m, taker, !t.is_ask, q, price, taker_fee);
   const uint64_t maker_moved = apply_fill(c, m, maker, !mk.is_ask, q, price, maker_fee);
@@ -309,24 +310,12 @@ void Engine::pay_liquidation_fee(Ctx& c, Market& m, Account& taker, bool taker_i
 Lots Engine::fill_position(const Market& m, Position& p, Usdc& collateral, bool is_buy, Lots q,
                            Ticks price) {
   const Lots long_before = std::max<Lots>(p.size, 0);
-  Lots open = q;
-  if (p.size != 0 && (p.size > 0) != is_buy) {  // reduces (and maybe flips) the position
-    const Lots close = std::min(q, abs_lots(p.size));
-    const __int128 portion =
-        div_trunc(static_cast<__int128>(p.entry_notional) * close, abs_lots(p.size));
-    const __int128 n_close = m.notional(close, price);
-    const Usdc pnl = static_cast<Usdc>((is_buy ? -n_close : n_close) - portion);
-    p.entry_notional -= static_cast<Usdc>(portion);
-    p.size += is_buy ? close : -close;
-    p.realized_pnl += pnl;
-    collateral += pnl;
-    open = q - close;
-  }
-  if (open > 0) {
-    const Usdc n_open = static_cast<Usdc>(m.notional(open, price));
-    p.size += is_buy ? open : -open;
-    p.entry_notional += is_buy ? n_open : -n_open;
-  }
+  const FillOutcome f =
+      fill_outcome(p.size, p.entry_notional, is_buy, q, price, m.quote_multiplier);
+  p.size = f.size;
+  p.entry_notional = f.entry_notional;
+  p.realized_pnl += f.pnl;
+  collateral += f.pnl;
   return std::max<Lots>(p.size, 0) - long_before;
 }
 

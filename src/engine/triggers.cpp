@@ -65,7 +65,7 @@ void Engine::unlink_pending(Market& m, Account& a, uint32_t slot) {
 }
 
 OrderIndex Engine::place_trigger(Ctx& c, Account& a, Market& m, const CreateOrderTx& tx,
-                                 uint8_t pending, OrderIndex parent) {
+                                 uint8_t pending, OrderIndex parent, OrderIndex sibling) {
   const uint32_t slot = pool_.alloc();
   Order& o = pool_[slot];
   o.order_index = next_order_index_++;
@@ -85,7 +85,8 @@ OrderIndex Engine::place_trigger(Ctx& c, Account& a, Market& m, const CreateOrde
   o.pending = pending;
   o.trigger_price = tx.trigger_price;
   o.parent = parent;
-  o.child = o.sibling = 0;
+  o.child = 0;
+  o.sibling = sibling;
   link_pending(m, a, slot);
   emit_order(c, UpdateType::kOrderAdded, o);
   if (pending == kWaitingTrigger && reached(o, m.mark_price))

@@ -21,7 +21,8 @@ ReadSide::ReadSide(const ReadSideConfig& cfg)
     : cfg_(cfg),
       mstate_(kMaxMarkets),
       accounts_(cfg.account_capacity, cfg.max_readers),
-      log_(cfg.log_capacity) {
+      log_(cfg.log_capacity),
+      sides_tape_(std::max<size_t>(cfg.log_capacity / 2, 1)) {
   for (int m = 0; m < kMaxMarkets; ++m) {
     markets_.push_back(std::make_unique<Published<MarketView>>(cfg.max_readers));
     markets_.back()->enable_recycling(8);
@@ -169,15 +170,20 @@ void ReadSide::on_funding(const StateUpdate& u) {
   }
 }
 
+PositionView& ReadSide::position_entry(AccountState& s, MarketId m) {
+  auto& ps = s.view.positions;
+  auto it = std::lower_bound(ps.begin(), ps.end(), m,
+                             [](const PositionView& p, MarketId x) { return p.market < x; });
+  if (it == ps.end() || it->market != m) {
+    it = ps.insert(it, PositionView{});
+    it->market = m;
+  }
+  return *it;
+}
+
 void ReadSide::on_position(const StateUpdate& u) {
   AccountState& s = account(u.position.account);
-  auto& ps = s.view.positions;
-  auto it = std::lower_bound(ps.begin(), ps.end(), u.position.market,
-                             [](const PositionView& p, MarketId m) { return p.market < m; });
-  if (it == ps.end() || it->market != u.position.market) {
-    it = ps.insert(it, PositionView{});
-    it->market = u.position.market;
-  }
+  PositionView* it = &position_entry(s, u.position.market);
   it->size = u.position.size;
   it->entry_notional = u.position.entry_notional;
   it->realized_pnl = u.position.realized_pnl;
@@ -213,10 +219,59 @@ void ReadSide::on_result(const StateUpdate& u) {
   touch(*s);
 }
 
+// The trade's sides come from the two positions as this thread holds them. They are the
+// engine's before the fill: the engine emits a trade before it applies it, and a matching's
+// taker position update comes only at its end, so each trade moves the positions here (as
+// the engine did) for the next one; the position updates then set what the engine has.
 void ReadSide::on_trade(const StateUpdate& u) {
   const TradeUpdate& t = u.trade;
+  const MarketView& mv = mstate_[t.market].view;
+  PositionView& mp = position_entry(account(t.maker), t.market);
+  PositionView& tp = position_entry(account(t.taker), t.market);
+  const TradeSides sides = trade_sides(t, &mp, &tp, mv.params.default_imf, mv.quote_multiplier);
+  auto fill = [&](PositionView& p, bool is_buy) {
+    const FillOutcome f =
+        fill_outcome(p.size, p.entry_notional, is_buy, t.size, t.price, mv.quote_multiplier);
+    p.size = f.size;
+    p.entry_notional = f.entry_notional;
+    p.realized_pnl += f.pnl;
+  };
+  fill(mp, t.taker_is_ask != 0);
+  fill(tp, t.taker_is_ask == 0);
+  if (sides_tape_.head() == 0) tape_first_id_.store(t.trade_id + 1, std::memory_order_release);
+  sides_tape_.append(TapeEntry{t.trade_id, sides});
+  record_trade(u, sides);
+}
+
+TradeSides ReadSide::logged_trade_sides(uint64_t trade_id) const {
+  const uint64_t first = tape_first_id_.load(std::memory_order_acquire);
+  if (first == 0 || trade_id + 1 < first) return TradeSides{};
+  TapeEntry e;
+  if (!sides_tape_.read(trade_id + 1 - first, e) || e.trade_id != trade_id) return TradeSides{};
+  return e.sides;
+}
+
+TradeSides trade_sides(const TradeUpdate& t, const PositionView* maker, const PositionView* taker,
+                       Bps4 default_imf, int64_t quote_multiplier) {
+  auto side = [&](const PositionView* p, bool is_buy) {
+    TradeSide s;
+    if (p != nullptr) {
+      s.size_before = p->size;
+      s.entry_before = p->entry_notional;
+      s.imf_before = p->imf;
+    }
+    if (s.imf_before == 0) s.imf_before = default_imf;
+    s.pnl =
+        fill_outcome(s.size_before, s.entry_before, is_buy, t.size, t.price, quote_multiplier).pnl;
+    return s;
+  };
+  return TradeSides{side(maker, t.taker_is_ask != 0), side(taker, t.taker_is_ask == 0)};
+}
+
+void ReadSide::record_trade(const StateUpdate& u, const TradeSides& sides) {
+  const TradeUpdate& t = u.trade;
   MarketState& m = mstate_[t.market];
-  const TradeRecord rec{t, u.time_ns, u.origin_cookie, u.origin_worker};
+  const TradeRecord rec{t, u.time_ns, u.origin_cookie, u.origin_worker, sides};
   // Takeovers and deleverages move positions at the zero price, outside the book: they are on
   // the tape (liquidation_trades) but set neither the last price nor the candles.
   const bool book_trade = t.kind == TradeKind::kTrade || t.kind == TradeKind::kLiquidation;

@@ -2,6 +2,7 @@
 // in chunks on two threads) and the market histories saved beside the journal.
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "tachyon/engine/engine.hpp"
 #include "tachyon/pipe/read_side.hpp"
@@ -26,8 +27,10 @@ void ReadSide::seed_funding(const Engine& e, const Market& m, int64_t now_ns) {
 
 void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
                                const std::vector<AccountTrades>& accounts,
-                               const std::vector<StateUpdate>& replayed, const Engine& e,
+                               const std::vector<StateUpdate>& replayed,
+                               const std::vector<TradeSides>& replayed_sides, const Engine& e,
                                int64_t now_ns) {
+  TACHYON_ASSERT(replayed_sides.size() == replayed.size(), "one sides entry per replayed update");
   std::array<uint64_t, kMaxMarkets> last_trade{};
   std::array<int64_t, kMaxMarkets> last_funding{};
   auto tail = [](const auto& v, size_t n) { return v.end() - std::min(v.size(), n); };
@@ -72,10 +75,13 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
     s.view.trade_count = at.trade_count;
     touch(s);
   }
-  for (const StateUpdate& u : replayed) {
+  for (size_t i = 0; i < replayed.size(); ++i) {
+    const StateUpdate& u = replayed[i];
     if (u.type == UpdateType::kTrade) {
       if (e.market(u.trade.market) == nullptr || u.trade.trade_id <= last_trade[u.trade.market])
         continue;
+      record_trade(u, replayed_sides[i]);
+      continue;
     } else if (u.type == UpdateType::kFunding) {
       if (e.market(u.funding.market) == nullptr ||
           u.funding.last_time_ms <= last_funding[u.funding.market])
@@ -118,13 +124,38 @@ void ReadSide::seed_markets(const Engine& e, int64_t now_ns) {
   }
 }
 
+TradeSides trade_sides(const TradeUpdate& t, const Engine& e) {
+  const Market* m = e.market(t.market);
+  if (m == nullptr) return TradeSides{};
+  auto view = [&](AccountIndex a) {
+    const Account* acct = e.account(a);
+    const Position* p = acct != nullptr ? acct->position(t.market) : nullptr;
+    std::optional<PositionView> v;
+    if (p != nullptr) {
+      v.emplace();
+      v->size = p->size;
+      v->entry_notional = p->entry_notional;
+      v->imf = p->imf;
+    }
+    return v;
+  };
+  const auto maker = view(t.maker), taker = view(t.taker);
+  return trade_sides(t, maker ? &*maker : nullptr, taker ? &*taker : nullptr, m->params.default_imf,
+                     m->quote_multiplier);
+}
+
 OrderView order_view(const Order& o, int64_t now_ns) {
   OrderView ov;
-  ov.o =
-      OrderUpdate{o.order_index, o.client_order_index,  o.account,     o.price,   o.remaining,
-                  o.initial,     o.expiry_ms,           o.market,      o.is_ask,  o.type,
-                  o.tif,         RemoveReason::kFilled, o.reduce_only, o.pending, o.trigger_price,
-                  o.parent};
+  ov.o = OrderUpdate{o.order_index,   o.client_order_index,
+                     o.account,       o.price,
+                     o.remaining,     o.initial,
+                     o.expiry_ms,     o.market,
+                     o.is_ask,        o.type,
+                     o.tif,           RemoveReason::kFilled,
+                     o.reduce_only,   o.pending,
+                     o.trigger_price, o.parent,
+                     o.child,         0,
+                     o.sibling,       0};
   ov.created_ns = ov.updated_ns = now_ns;
   return ov;
 }
@@ -150,6 +181,14 @@ std::unique_ptr<AccountView> first_view(const Account& a, std::vector<OrderView>
   std::sort(orders.begin(), orders.end(), [](const OrderView& x, const OrderView& y) {
     return x.o.order_index < y.o.order_index;
   });
+  // A primary's second child is its first child's OCO partner (a group is one account's).
+  for (OrderView& ov : orders) {
+    if (ov.o.child == 0) continue;
+    auto kid =
+        std::lower_bound(orders.begin(), orders.end(), ov.o.child,
+                         [](const OrderView& x, OrderIndex id) { return x.o.order_index < id; });
+    if (kid != orders.end() && kid->o.order_index == ov.o.child) ov.o.child2 = kid->o.sibling;
+  }
   if (orders.size() <= orders_in_view) {
     v->small_orders.assign(orders.begin(), orders.end());
   } else {

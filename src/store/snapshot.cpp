@@ -437,6 +437,7 @@ Status recover(const std::string& dir, const EngineConfig& cfg, std::unique_ptr<
     return Status::error(why);
   }
   NullSink sink;
+  if (opt.before_replay) opt.before_replay(*engine);
   uint64_t next = report.snapshot_seq + 1;
   Status gap;
   Status s = replay_journal(

@@ -297,6 +297,24 @@ TEST(RiskApi, an_otoco_group_over_rest_shows_its_waiting_children) {
   EXPECT_NE(snap.find("\"trigger_status\":\"parent-order\""), std::string::npos) << snap;
   EXPECT_NE(snap.find("\"type\":\"stop-loss\""), std::string::npos) << snap;
   EXPECT_NE(snap.find("\"status\":\"pending\""), std::string::npos) << snap;
+  // The primary names both children; each child names the other, which it cancels.
+  const uint64_t primary = std::stoull(field(r.body, "order_id"));
+  auto order_json = [&](uint64_t id) {
+    const size_t at = snap.find("{\"order_index\":" + std::to_string(id) + ",");
+    return at == std::string::npos ? std::string() : snap.substr(at, snap.find('}', at) - at);
+  };
+  auto link = [](const std::string& key, uint64_t id) {
+    return "\"" + key + "\":\"" + std::to_string(id) + "\"";
+  };
+  const std::string p = order_json(primary), c1 = order_json(primary + 1),
+                    c2 = order_json(primary + 2);
+  EXPECT_NE(p.find(link("to_trigger_order_id_0", primary + 1)), std::string::npos) << snap;
+  EXPECT_NE(p.find(link("to_trigger_order_id_1", primary + 2)), std::string::npos) << snap;
+  EXPECT_NE(p.find(link("to_cancel_order_id_0", 0)), std::string::npos) << snap;
+  EXPECT_NE(c1.find(link("to_cancel_order_id_0", primary + 2)), std::string::npos) << snap;
+  EXPECT_NE(c2.find(link("to_cancel_order_id_0", primary + 1)), std::string::npos) << snap;
+  EXPECT_NE(c1.find(link("to_trigger_order_id_0", 0)), std::string::npos) << snap;
+  EXPECT_EQ(c1.find("\"block_height\":0,"), std::string::npos) << snap;
   // Orders that are not an array, and a malformed group, are refused with their codes
   const HttpResult not_array =
       http(s.port(), "POST", "/api/v1/sendTx",

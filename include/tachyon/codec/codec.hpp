@@ -25,7 +25,7 @@ inline constexpr uint16_t kTxBase = 0x0100;
 inline constexpr uint16_t kUpdateBase = 0x0200;
 inline constexpr uint8_t kVersion = 2;  // tx records (journals): 2: funding, breaker, liquidation
 // State update records: 3: positions carry their margin mode and isolated margin.
-inline constexpr uint8_t kUpdateVersion = 3;
+inline constexpr uint8_t kUpdateVersion = 4;
 inline constexpr size_t kMaxRecordSize = 256;  // every record fits; buffers are sized from this
 
 enum class Error : uint8_t {

@@ -197,7 +197,8 @@ class Engine {
   void rebuild_risk_indexes();
   // trigger orders (engine/triggers.cpp)
   OrderIndex place_trigger(Ctx& c, Account& a, Market& m, const CreateOrderTx& o,
-                           uint8_t pending = kWaitingTrigger, OrderIndex parent = 0);
+                           uint8_t pending = kWaitingTrigger, OrderIndex parent = 0,
+                           OrderIndex sibling = 0);
   void link_pending(Market& m, Account& a, uint32_t slot);
   void unlink_pending(Market& m, Account& a, uint32_t slot);
   void remove_pending(Ctx& c, uint32_t slot, RemoveReason why);

@@ -99,7 +99,13 @@ struct OrderUpdate {
   uint8_t reduce_only;
   uint8_t pending;      // 1 waits for the mark, 2 for its primary (grouped): not in the book
   Ticks trigger_price;  // 0 = none
-  OrderIndex parent;    // a grouped child's primary, 0 = none
+  // Grouped orders (0 = none): a child's primary, a primary's children (the second only in an
+  // OTOCO), the other order of an OCO pair.
+  OrderIndex parent;
+  OrderIndex child;
+  OrderIndex child2;
+  OrderIndex sibling;
+  uint64_t block;  // the block of the tx that made this change
 };
 
 struct TradeUpdate {
@@ -117,6 +123,7 @@ struct TradeUpdate {
   TradeKind kind;
   uint64_t maker_client_order_index;  // 0 = none (and for takeovers and deleverages)
   uint64_t taker_client_order_index;
+  uint64_t block;  // the block of the tx that made the trade
 };
 
 struct PositionUpdate {

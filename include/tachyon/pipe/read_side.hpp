@@ -55,11 +55,34 @@ struct Candle {
   uint64_t last_trade_id = 0;
 };
 
+struct PositionView;
+
+// One account's side of a trade: its position in the market before the fill, and the PnL the
+// fill realized (fill_outcome's arithmetic, as the engine's).
+struct TradeSide {
+  Lots size_before = 0;   // signed: > 0 long
+  Usdc entry_before = 0;  // signed cost basis
+  Usdc pnl = 0;
+  Bps4 imf_before =
+      0;  // the initial margin fraction in force (1e-4), the market's default if unset
+};
+struct TradeSides {
+  TradeSide maker, taker;
+};
+// The sides of trade `t`, from the two accounts' positions just before it (nullptr: none yet)
+// and the market's default initial margin fraction and quote multiplier.
+TradeSides trade_sides(const TradeUpdate& t, const PositionView* maker, const PositionView* taker,
+                       Bps4 default_imf, int64_t quote_multiplier);
+// The same, from the engine while it emits the trade (its positions are those before the fill):
+// the journal replay's trades.
+TradeSides trade_sides(const TradeUpdate& t, const Engine& e);
+
 struct TradeRecord {
   TradeUpdate t;
   int64_t time_ns;
   uint32_t origin_cookie;  // the taker tx's submitting worker and cookie (StateUpdate)
   uint8_t origin_worker;
+  TradeSides sides;
 };
 
 // One side of a deposit, withdrawal or transfer, as the account's money history shows it.
@@ -425,9 +448,12 @@ class ReadSide {
   // funding time). The saved account lists must hold no trade newer than their market's saved
   // history (save_history cuts them there). The trade count and last price stay the engine's.
   // Markets and accounts the engine does not have are skipped.
+  // `replayed_sides` holds each replayed trade's sides (trade_sides from the engine), by index.
   void restore_history(const std::vector<MarketHistory>& saved,
                        const std::vector<AccountTrades>& accounts,
-                       const std::vector<StateUpdate>& replayed, const Engine& e, int64_t now_ns);
+                       const std::vector<StateUpdate>& replayed,
+                       const std::vector<TradeSides>& replayed_sides, const Engine& e,
+                       int64_t now_ns);
   // apply thread
   void apply(const StateUpdate& u);
   // While the apply thread is idle (busy-polling): reads what the next updates most likely touch
@@ -457,6 +483,11 @@ class ReadSide {
   // most `limit`; as of the last publish.
   std::vector<MoneyRecord> money_history(AccountIndex a, uint32_t kinds, size_t limit) const;
   const BroadcastLog<StateUpdate>& log() const { return log_; }
+  // The sides of trade `trade_id`, for a reader that read its update from log(): the tape keeps
+  // the sides of the newest log_capacity / 2 trades, and a log window of that capacity holds
+  // fewer (a fill is at least a trade, a position and a balance update). Zero sides for a trade
+  // not on the tape (restored from history, or older than the log).
+  TradeSides logged_trade_sides(uint64_t trade_id) const;
   // The log positions whose effects the published views already show: a worker that fans out
   // up to here builds frames from views at least as new as the updates (it never pushes an
   // account's old view for a new update it read mid-batch).
@@ -520,6 +551,8 @@ class ReadSide {
   void touch(AccountState& s);
   void touch(MarketState& m);
   void on_trade(const StateUpdate& u);
+  void record_trade(const StateUpdate& u, const TradeSides& sides);
+  PositionView& position_entry(AccountState& s, MarketId m);  // made when missing
   void on_market(const StateUpdate& u);
   void on_funding(const StateUpdate& u);
   void on_position(const StateUpdate& u);
@@ -576,6 +609,12 @@ class ReadSide {
   MoneyRecord transfer_out_{};  // a transfer's sending side, until its receiving side follows
   uint64_t money_count_ = 0;
   void on_money(const StateUpdate& u);
+  struct TapeEntry {
+    uint64_t trade_id;
+    TradeSides sides;
+  };
+  BroadcastLog<TapeEntry> sides_tape_;      // every live trade's sides, in trade id order
+  std::atomic<uint64_t> tape_first_id_{0};  // the trade id at tape position 0, + 1 (0: empty)
   std::vector<std::unique_ptr<BroadcastLog<TradeRecord>>> trade_logs_;  // per market
   // Per market: the trade log's head as of the last publish (recent_trades reads no further, so
   // a trade shows there with its tx's views, not before).

@@ -110,6 +110,9 @@ struct RecoverOptions {
   uint64_t until_seq = UINT64_MAX;
   // Receives the state updates of the replayed txs.
   UpdateSink* updates = nullptr;
+  // Sees the engine the journal is replayed into, before the first tx (a sink that reads it
+  // while the engine emits).
+  std::function<void(const Engine&)> before_replay{};
   // false: a torn journal tail is not truncated (the journal may be live: the committer's
   // replica reads it while the server appends).
   bool repair = true;

@@ -51,7 +51,7 @@ const order = { MarketIndex: 1, ClientOrderIndex: 0, BaseAmount: 0, Price: 31000
 const cases = [
     ['SignCreateOrder', [0, 123456789, 1000, 299000, 0, 0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 1, now, KEY, ACCT]],
     ['SignCreateOrder (stop-loss market, self-trade mode 2, no skip-nonce)',
-        [1, 0, 500, 290000, 1, 2, 0, 1, 295000, 0, 718718, 1000, 1000, 2, 0, 0, 5, KEY, ACCT]],
+        [1, 0, 500, 290000, 1, 2, 0, 1, 295000, 0, 0, 0, 0, 2, 0, 0, 5, KEY, ACCT]],
     ['SignCreateGroupedOrders', [3, [{ ...order, Type: 0, ReduceOnly: 0, TriggerPrice: 0, BaseAmount: 1000 },
         order, { ...order, Type: 5, IsAsk: 1, Price: 3300000, TriggerPrice: 3400000 }], 0, 0, 0, 0, 0, 1, now + 1, KEY, ACCT]],
     ['SignCancelOrder', [0, 2 ** 48 + 17, 1, now + 2, KEY, ACCT]],
@@ -93,13 +93,11 @@ const tok = globalThis.CreateAuthToken(Number(refTok.split(':')[0]), KEY, ACCT).
 if (tok !== refTok) fail('CreateAuthToken', tok, refTok);
 else console.log('ok CreateAuthToken equals tachyon-cli token');
 
-// Failures come back as {error}, never as exceptions.
+// Other failures come back as {error}, never as exceptions.
 const bad = [
     ['no client', () => globalThis.SignCancelOrder(0, 1, 1, 1, 200, 99)],
     ['bad key', () => globalThis.CreateClient('u', 'zz', CHAIN, 1, 1)],
-    ['spot route', () => globalThis.SignWithdraw(3, 1, 5, 1, 1, KEY, ACCT)],
     ['market out of range', () => globalThis.SignCreateOrder(300, 0, 1, 1, 0, 0, 1, 0, 0, -1, 0, 0, 0, 0, 0, 1, 1, KEY, ACCT)],
-    ['integrator approval', () => globalThis.SignApproveIntegrator(718718, 1000, 1000, 1000, 1000, 0, 1, 1, KEY, ACCT)],
 ];
 for (const [name, f] of bad) {
     let r;
@@ -111,6 +109,24 @@ for (const [name, f] of bad) {
     }
     if (!r || typeof r.error !== 'string' || r.error === '') fail(name, r, '{error: "..."}');
     else console.log(`ok ${name}: ${r.error}`);
+}
+// What tachyon does not have throws NotSupported (ccxt's own class where the script's ccxt is
+// found, else an Error of that name).
+const unsupported = [
+    ['spot route', () => globalThis.SignWithdraw(3, 1, 5, 1, 1, KEY, ACCT)],
+    ['spot transfer', () => globalThis.SignTransfer(9, 3, 0, 1, 1, 0, '', 1, 1, KEY, ACCT)],
+    ['integrator approval', () => globalThis.SignApproveIntegrator(718718, 1000, 1000, 1000, 1000, 0, 1, 1, KEY, ACCT)],
+    ['integrator fee on an order',
+        () => globalThis.SignCreateOrder(0, 0, 1, 1, 0, 0, 1, 0, 0, -1, 718718, 1000, 1000, 0, 0, 1, 1, KEY, ACCT)],
+];
+for (const [name, f] of unsupported) {
+    try {
+        const r = f();
+        fail(name, JSON.stringify(r), 'NotSupported thrown');
+    } catch (e) {
+        if (e?.name !== 'NotSupported') fail(name, String(e), 'NotSupported');
+        else console.log(`ok ${name}: NotSupported (${e.message})`);
+    }
 }
 rmSync(dir, { recursive: true, force: true });
 process.exit(failed ? 1 : 0);

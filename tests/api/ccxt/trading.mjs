@@ -230,6 +230,37 @@ eq('B trades', myB.length, 3);
 eq('trades on the market', await tradeCount(ETH), tradesEth);
 eq('B trade sides', myB.map((x) => x.side).sort().join(','), 'buy,sell,sell');
 ok('fetchMyTrades: exactly the 3 fills of each side, no other trade on the market');
+// Each trade names B's position before it and the PnL it realized, checked against B's position
+// and average-cost PnL worked out here from the fills alone: B bought 0.2 at 3010 and sold it
+// lower in two fills, so it ends flat (the server then lists no position).
+{
+    let size = 0, cost = 0, pnl = 0;
+    for (const x of [...myB].sort((p, q) => Number(p.id) - Number(q.id))) {
+        const bid = Number(x.info.bid_account_id) === TB.index;
+        const who = (bid === Boolean(x.info.is_maker_ask)) ? 'taker' : 'maker';
+        const info = (k) => x.info[`${who}_${k}`];
+        eq(`trade ${x.id}: B's position before`, Number(info('position_size_before')), size);
+        eq(`trade ${x.id}: B's entry quote before`, Number(info('entry_quote_before')), Math.abs(cost));
+        if (!(Number(x.info.block_height) > 0)) fail(`trade ${x.id} block_height`, x.info.block_height, '> 0');
+        const q = bid ? x.amount : -x.amount;
+        let realized = 0;
+        if (size !== 0 && Math.sign(q) !== Math.sign(size)) {  // closes (this run never flips)
+            const part = cost * (-q / size);
+            realized = -q * x.price - part;
+            cost -= part;
+        } else {
+            cost += q * x.price;
+        }
+        size = Math.round((size + q) * 1e4) / 1e4;
+        const got = Number(bid ? x.info.bid_account_pnl : x.info.ask_account_pnl);
+        if (Math.abs(got - realized) > 1e-6) fail(`trade ${x.id}: B's PnL`, got, realized);
+        pnl += got;
+    }
+    eq("B's position after its trades", size, 0);
+    if (positionOf(await account(TB.index), ETH)) fail("B's position", 'listed', 'flat, not listed');
+    if (pnl === 0) fail("B's realized PnL", pnl, 'the loss of selling below 3010');
+    ok(`trades carry each side's position before and the PnL realized: B flat, ${pnl.toFixed(6)} USDC`);
+}
 
 // ---------------------------------------------------------------- leverage, margin
 await call('B setLeverage', () => B.setLeverage(5, S, { marginMode: 'cross' }));
@@ -255,6 +286,8 @@ ok('setMarginMode isolated, addMargin, reduceMargin move the isolated margin exa
 
 // ---------------------------------------------------------------- money
 const a0 = await account(TA.index), c0 = await account(C.transfer_to);
+await refused('a transfer to spot', 'NotSupported',
+    () => A.transfer('USDC', 100, 'perp', 'spot', { toAccountIndex: C.transfer_to }));
 await call('A transfer', () => A.transfer('USDC', 100, 'perp', 'perp', { toAccountIndex: C.transfer_to }));
 const a1 = await account(TA.index), c1 = await account(C.transfer_to);
 eq('A collateral after transfer', Number(a1.collateral), Number(a0.collateral) - 100);
