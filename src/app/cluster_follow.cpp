@@ -103,6 +103,7 @@ void ClusterNode::follow_until_stopped(uint32_t ring, api::ApiShared& shared, ui
     const int64_t now = realtime_ns();
     if (now - tail_ns > 500'000'000) {
       look_at_tail();
+      publish_status();
       if (!check_commitments()) return;
       watch_for_stall(now);
       tail_ns = now;

@@ -105,6 +105,7 @@ Status ClusterNode::open(const Config& c, uint64_t recovered_seq, api::PublicKey
   if (Status s = n->agree_operator_key(operator_key); !s.ok()) return s;
   if (Status s = cluster::Lease::open(*n->link_, static_cast<int>(c.lease_ms), n->lease_); !s.ok())
     return s;
+  if (Status s = cluster::NodeBoard::open(*n->link_, c.stream, n->board_); !s.ok()) return s;
   n->me_ = c.node_name.empty() ? c.listen_address + ":" + std::to_string(c.port) : c.node_name;
   if (Status s =
           c.role == "primary" ? n->open_primary(recovered_seq) : n->open_follower(recovered_seq);
@@ -320,6 +321,7 @@ void ClusterNode::lead_loop() {
   published_block_ -= std::min<uint64_t>(published_block_, 16);
   while (!stop_.load(std::memory_order_acquire)) {
     std::this_thread::sleep_for(lease / 3);
+    publish_status();  // the primary's line on the board, at each renewal
     if (forwarder_) forwarder_->expire(realtime_ns());  // a standby's, sent before it took over
     cluster::Lease::Result r = lease_->renew(me_);
     if (r == cluster::Lease::Result::kLost && lease_->holder().empty()) r = lease_->try_take(me_);
@@ -473,7 +475,28 @@ void ClusterNode::status(api::JsonWriter& w) const {
     w.kv_i("p50", static_cast<int64_t>(h.quantile(0.5) / 1000));
     w.kv_i("p99", static_cast<int64_t>(h.quantile(0.99) / 1000)).end_obj();
   }
+  w.key("nodes").arr();
+  const int64_t now = realtime_ns();
+  for (const cluster::NodeStatus& n : board_->nodes()) {
+    w.obj().kv_s("node", n.node).kv_s("role", n.role);
+    w.kv_i("applied_seq", static_cast<int64_t>(n.applied_seq));
+    w.kv_i("lag_txs", static_cast<int64_t>(n.lag_txs)).kv_i("lag_ms", n.lag_ms);
+    w.kv_i("heard_ms_ago", (now - n.heard_ns) / 1'000'000).end_obj();
+  }
+  w.end_arr();
   w.end_obj();
+}
+
+void ClusterNode::publish_status() {
+  cluster::NodeStatus mine;
+  mine.node = me_;
+  mine.role = role();
+  mine.applied_seq = pipeline_ != nullptr ? pipeline_->applied_seq() : 0;
+  if (!primary()) {
+    mine.lag_txs = lag_txs();
+    mine.lag_ms = lag_ms();
+  }
+  board_->publish(mine);
 }
 
 uint64_t ClusterNode::lag_txs() const {

@@ -25,6 +25,7 @@
 #include "tachyon/api/worker.hpp"
 #include "tachyon/cluster/journal_stream.hpp"
 #include "tachyon/cluster/lease.hpp"
+#include "tachyon/cluster/node_board.hpp"
 #include "tachyon/cluster/tx_forward.hpp"
 #include "tachyon/core/histogram.hpp"
 #include "tachyon/obs/metrics.hpp"
@@ -68,7 +69,7 @@ class ClusterNode {
   // The primary wrote a snapshot (the state after tx `seq`): it is published for followers
   // that start empty, once the journal stream holds every tx up to `seq`. Main thread.
   void snapshot_written(const std::string& path, uint64_t seq);
-  // /health/ready's cluster fields.
+  // /health/ready's cluster fields, with every node's status as the board last heard it.
   void status(api::JsonWriter& w) const;
   // The same as Prometheus gauges (tachyon_cluster_*), read at each scrape.
   void register_metrics(obs::Registry& r) const;
@@ -107,6 +108,7 @@ class ClusterNode {
   uint64_t lag_txs() const;  // a follower's: stream txs not applied here yet
   int64_t lag_ms() const;    // ...and how old the last one applied is, while behind
   void set_holder(const std::string& h);
+  void publish_status();  // cluster thread: this node's line on the board
   void fail(const std::string& why);
 
   const Config& cfg_;
@@ -114,6 +116,7 @@ class ClusterNode {
   std::string me_;  // what the lease says of this node: its name and URL
   std::unique_ptr<cluster::NatsLink> link_;
   std::unique_ptr<cluster::Lease> lease_;
+  std::unique_ptr<cluster::NodeBoard> board_;  // every node's status
   std::unique_ptr<cluster::JournalPublisher> publisher_;
   std::unique_ptr<cluster::StreamFollower> follower_;
   std::unique_ptr<cluster::TxForwarder> forwarder_;  // a follower's; kept until stop()

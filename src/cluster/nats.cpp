@@ -3,6 +3,7 @@
 
 #include <nats/nats.h>
 
+#include <chrono>
 #include <cstring>
 #include <span>
 
@@ -63,6 +64,31 @@ uint64_t header_u64(natsMsg* m, const char* key) {
   const char* v = nullptr;
   if (natsMsgHeader_Get(m, key, &v) != NATS_OK || v == nullptr) return 0;
   return std::strtoull(v, nullptr, 10);
+}
+
+void SubscriptionClosing::on_complete(void* c) {
+  auto* self = static_cast<SubscriptionClosing*>(c);
+  std::lock_guard lk(self->mu);
+  self->done = true;
+  self->cv.notify_all();
+}
+
+Status subscribe(NatsLink& link, const std::string& subject, MsgHandler h, void* closure,
+                 SubscriptionClosing& closing, natsSubscription*& out) {
+  natsStatus s = natsConnection_Subscribe(&out, link.conn(), subject.c_str(), h, closure);
+  if (s == NATS_OK)
+    s = natsSubscription_SetOnCompleteCB(out, &SubscriptionClosing::on_complete, &closing);
+  if (s != NATS_OK) return nats_error("subscribing to " + subject, s);
+  return Status();
+}
+
+void close_subscription(natsSubscription* sub, SubscriptionClosing& closing) {
+  if (sub == nullptr) return;
+  if (natsSubscription_Unsubscribe(sub) == NATS_OK) {
+    std::unique_lock lk(closing.mu);
+    closing.cv.wait_for(lk, std::chrono::seconds(10), [&] { return closing.done; });
+  }
+  natsSubscription_Destroy(sub);
 }
 
 Status nats_error(const std::string& what, int status, int js_code) {

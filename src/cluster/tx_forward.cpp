@@ -12,39 +12,7 @@
 
 namespace tachyon::cluster {
 
-// An asynchronous subscription's handler may use its closure until close() returns: libnats
-// calls the completion callback once the subscription is closed and its handler has returned.
-struct SubscriptionClosing {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  static void on_complete(void* c) {
-    auto* self = static_cast<SubscriptionClosing*>(c);
-    std::lock_guard lk(self->mu);
-    self->done = true;
-    self->cv.notify_all();
-  }
-};
-
 namespace {
-
-Status subscribe(NatsLink& link, const std::string& subject, natsMsgHandler h, void* closure,
-                 SubscriptionClosing& closing, natsSubscription*& out) {
-  natsStatus s = natsConnection_Subscribe(&out, link.conn(), subject.c_str(), h, closure);
-  if (s == NATS_OK)
-    s = natsSubscription_SetOnCompleteCB(out, &SubscriptionClosing::on_complete, &closing);
-  if (s != NATS_OK) return nats_error("subscribing to " + subject, s);
-  return Status();
-}
-
-void close(natsSubscription* sub, SubscriptionClosing& closing) {
-  if (sub == nullptr) return;
-  if (natsSubscription_Unsubscribe(sub) == NATS_OK) {
-    std::unique_lock lk(closing.mu);
-    closing.cv.wait_for(lk, std::chrono::seconds(10), [&] { return closing.done; });
-  }
-  natsSubscription_Destroy(sub);
-}
 
 std::string header(natsMsg* m, const char* key) {
   const char* v = nullptr;
@@ -98,7 +66,7 @@ Status TxService::open(NatsLink& link, Handler h, std::unique_ptr<TxService>& ou
 TxService::TxService(NatsLink& link, Handler h)
     : link_(link), handle_(std::move(h)), closing_(std::make_unique<SubscriptionClosing>()) {}
 
-TxService::~TxService() { close(sub_, *closing_); }
+TxService::~TxService() { close_subscription(sub_, *closing_); }
 
 // Replies go straight to the request's inbox, from whichever thread answers.
 void TxService::on_msg(natsConnection* nc, natsSubscription*, natsMsg* m, void* closure) {
@@ -149,7 +117,7 @@ TxForwarder::TxForwarder(NatsLink& link, int timeout_ms)
     : link_(link), timeout_ms_(timeout_ms), closing_(std::make_unique<SubscriptionClosing>()) {}
 
 TxForwarder::~TxForwarder() {
-  close(sub_, *closing_);
+  close_subscription(sub_, *closing_);
   absl::flat_hash_map<uint64_t, Waiting> left;
   {
     std::lock_guard lk(mu_);

@@ -77,19 +77,12 @@ void ReadSide::restore_history(const std::vector<MarketHistory>& saved,
   }
   for (size_t i = 0; i < replayed.size(); ++i) {
     const StateUpdate& u = replayed[i];
-    if (u.type == UpdateType::kTrade) {
-      if (e.market(u.trade.market) == nullptr || u.trade.trade_id <= last_trade[u.trade.market])
-        continue;
+    if (u.type == UpdateType::kTrade && e.market(u.trade.market) != nullptr &&
+        u.trade.trade_id > last_trade[u.trade.market])
       record_trade(u, replayed_sides[i]);
-      continue;
-    } else if (u.type == UpdateType::kFunding) {
-      if (e.market(u.funding.market) == nullptr ||
-          u.funding.last_time_ms <= last_funding[u.funding.market])
-        continue;
-    } else {
-      continue;
-    }
-    apply(u);
+    if (u.type == UpdateType::kFunding && e.market(u.funding.market) != nullptr &&
+        u.funding.last_time_ms > last_funding[u.funding.market])
+      apply(u);
   }
   for (int mi = 0; mi < kMaxMarkets; ++mi) {  // the engine's counters, not the replay's
     const Market* m = e.market(static_cast<MarketId>(mi));

@@ -12,6 +12,7 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -55,6 +56,26 @@ uint64_t applied(Server& s) { return static_cast<uint64_t>(ready_field(s, nullpt
 
 void wait_applied(Server& s, uint64_t seq) {
   while (applied(s) < seq) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+// The nodes on `s`'s board (/health/ready): "<role> <applied seq>," each, sorted.
+std::string board_of(Server& s) {
+  simdjson::dom::parser p;
+  simdjson::dom::element e;
+  simdjson::dom::array nodes;
+  if (p.parse(s.get("/health/ready").body).get(e) || e["cluster"]["nodes"].get_array().get(nodes))
+    return "no board";
+  std::vector<std::string> rows;
+  for (simdjson::dom::element n : nodes) {
+    std::string_view role;
+    int64_t seq = -1;
+    if (n["role"].get_string().get(role) || n["applied_seq"].get_int64().get(seq)) return "bad";
+    rows.push_back(std::string(role) + " " + std::to_string(seq) + ",");
+  }
+  std::sort(rows.begin(), rows.end());
+  std::string out;
+  for (const auto& r : rows) out += r;
+  return out;
 }
 
 // "stopped cleanly at seq N, state hash H" -> "N H".
@@ -163,6 +184,17 @@ TEST(Cluster, followers_show_what_the_primary_shows_block_by_block) {
   for (const std::string ch : {"order_book/0", "order_book/1", "trade/0", "trade/1"}) {
     EXPECT_EQ(ws_state(replica, ch), ws_state(primary, ch)) << ch;
     EXPECT_GT(ws_state(primary, ch).size(), 10u) << ch;  // levels, trades
+  }
+  // Each node shows every node's status as the board heard it: both roles, both at `last`.
+  const std::string want =
+      "primary " + std::to_string(last) + ",replica " + std::to_string(last) + ",";
+  for (Server* s : {&replica, &primary}) {
+    std::string seen;
+    for (int i = 0; i < 200 && seen != want; ++i) {  // statuses go out at least once a second
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      seen = board_of(*s);
+    }
+    EXPECT_EQ(seen, want);
   }
   ASSERT_EQ(replica.stop(), 0) << replica.log();
   ASSERT_EQ(primary.stop(), 0) << primary.log();

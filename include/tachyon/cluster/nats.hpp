@@ -7,9 +7,11 @@
 // Tachyon-First-Seq and Tachyon-Last-Seq (the tx seqs it holds) and a Nats-Msg-Id naming the
 // writer's term and the range, so a retried publish is de-duplicated by JetStream and a
 // different writer's message for the same range never is.
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 struct __natsConnection;
 struct __jsCtx;
 struct __natsMsg;
+struct __natsSubscription;
 
 namespace tachyon::cluster {
 
@@ -55,6 +58,22 @@ class NatsLink {
   __natsConnection* nc_ = nullptr;
   __jsCtx* js_ = nullptr;
 };
+
+// An asynchronous subscription's handler may use its closure until close_subscription()
+// returns: libnats calls the completion callback once the subscription is closed and its
+// handler has returned.
+struct SubscriptionClosing {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  static void on_complete(void* c);
+};
+using MsgHandler = void (*)(__natsConnection*, __natsSubscription*, __natsMsg*, void* closure);
+// A subscription whose handler runs on libnats's delivery thread, with `closure`.
+Status subscribe(NatsLink& link, const std::string& subject, MsgHandler h, void* closure,
+                 SubscriptionClosing& closing, __natsSubscription*& out);
+// Unsubscribes and waits (at most 10 s) until the handler will not run again; null: nothing.
+void close_subscription(__natsSubscription* sub, SubscriptionClosing& closing);
 
 // A message header holding a number (0 when absent or not a number).
 uint64_t header_u64(__natsMsg* m, const char* key);

@@ -27,8 +27,6 @@ struct __natsInbox;
 
 namespace tachyon::cluster {
 
-struct SubscriptionClosing;  // waits until a closed subscription's handler has returned
-
 // The subject forwarded txs go to: "tachyon.<stream>.txs".
 std::string tx_subject(const NatsConfig& c);
 
