@@ -228,16 +228,14 @@ void ReadSide::on_trade(const StateUpdate& u) {
   const MarketView& mv = mstate_[t.market].view;
   PositionView& mp = position_entry(account(t.maker), t.market);
   PositionView& tp = position_entry(account(t.taker), t.market);
-  const TradeSides sides = trade_sides(t, &mp, &tp, mv.params.default_imf, mv.quote_multiplier);
-  auto fill = [&](PositionView& p, bool is_buy) {
-    const FillOutcome f =
-        fill_outcome(p.size, p.entry_notional, is_buy, t.size, t.price, mv.quote_multiplier);
-    p.size = f.size;
-    p.entry_notional = f.entry_notional;
-    p.realized_pnl += f.pnl;
-  };
-  fill(mp, t.taker_is_ask != 0);
-  fill(tp, t.taker_is_ask == 0);
+  FillOutcome after[2];
+  const TradeSides sides =
+      trade_sides(t, &mp, &tp, mv.params.default_imf, mv.quote_multiplier, after);
+  for (auto [p, f] : {std::pair{&mp, &after[0]}, std::pair{&tp, &after[1]}}) {
+    p->size = f->size;
+    p->entry_notional = f->entry_notional;
+    p->realized_pnl += f->pnl;
+  }
   if (sides_tape_.head() == 0) tape_first_id_.store(t.trade_id + 1, std::memory_order_release);
   sides_tape_.append(TapeEntry{t.trade_id, sides});
   record_trade(u, sides);
@@ -252,8 +250,8 @@ TradeSides ReadSide::logged_trade_sides(uint64_t trade_id) const {
 }
 
 TradeSides trade_sides(const TradeUpdate& t, const PositionView* maker, const PositionView* taker,
-                       Bps4 default_imf, int64_t quote_multiplier) {
-  auto side = [&](const PositionView* p, bool is_buy) {
+                       Bps4 default_imf, int64_t quote_multiplier, FillOutcome* after) {
+  auto side = [&](const PositionView* p, bool is_buy, int k) {
     TradeSide s;
     if (p != nullptr) {
       s.size_before = p->size;
@@ -261,11 +259,13 @@ TradeSides trade_sides(const TradeUpdate& t, const PositionView* maker, const Po
       s.imf_before = p->imf;
     }
     if (s.imf_before == 0) s.imf_before = default_imf;
-    s.pnl =
-        fill_outcome(s.size_before, s.entry_before, is_buy, t.size, t.price, quote_multiplier).pnl;
+    const FillOutcome f =
+        fill_outcome(s.size_before, s.entry_before, is_buy, t.size, t.price, quote_multiplier);
+    s.pnl = f.pnl;
+    if (after != nullptr) after[k] = f;
     return s;
   };
-  return TradeSides{side(maker, t.taker_is_ask != 0), side(taker, t.taker_is_ask == 0)};
+  return TradeSides{side(maker, t.taker_is_ask != 0, 0), side(taker, t.taker_is_ask == 0, 1)};
 }
 
 void ReadSide::record_trade(const StateUpdate& u, const TradeSides& sides) {

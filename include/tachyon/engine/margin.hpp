@@ -126,4 +126,35 @@ inline bool order_margin_ok(const MarginInfo& with_order, __int128 imr_before) {
   return with_order.tav >= with_order.imr || with_order.imr <= imr_before;
 }
 
+// One side of a fill of q lots at `price` on a position of `size` and cost basis `entry`: the
+// position after it and the PnL it realizes (what it closes, against the pro-rata cost basis,
+// truncated toward zero). The engine moves money with it; the read side shows each trade's
+// sides with the same arithmetic.
+struct FillOutcome {
+  Lots size;
+  Usdc entry_notional;
+  Usdc pnl;
+};
+inline FillOutcome fill_outcome(Lots size, Usdc entry, bool is_buy, Lots q, Ticks price,
+                                int64_t quote_multiplier) {
+  FillOutcome r{size, entry, 0};
+  Lots open = q;
+  if (size != 0 && (size > 0) != is_buy) {  // reduces (and maybe flips) the position
+    const Lots held = size < 0 ? -size : size;
+    const Lots close = q < held ? q : held;
+    const __int128 portion = div_trunc(static_cast<__int128>(entry) * close, held);
+    const __int128 n_close = static_cast<__int128>(close) * price * quote_multiplier;
+    r.pnl = static_cast<Usdc>((is_buy ? -n_close : n_close) - portion);
+    r.entry_notional -= static_cast<Usdc>(portion);
+    r.size += is_buy ? close : -close;
+    open = q - close;
+  }
+  if (open > 0) {
+    const Usdc n_open = static_cast<Usdc>(static_cast<__int128>(open) * price * quote_multiplier);
+    r.size += is_buy ? open : -open;
+    r.entry_notional += is_buy ? n_open : -n_open;
+  }
+  return r;
+}
+
 }  // namespace tachyon

@@ -22,6 +22,7 @@
 
 #include "tachyon/core/cached_allocator.hpp"
 #include "tachyon/core/wide_btree.hpp"
+#include "tachyon/engine/margin.hpp"
 #include "tachyon/engine/tx.hpp"
 #include "tachyon/engine/update.hpp"
 #include "tachyon/pipe/epoch.hpp"
@@ -70,9 +71,10 @@ struct TradeSides {
   TradeSide maker, taker;
 };
 // The sides of trade `t`, from the two accounts' positions just before it (nullptr: none yet)
-// and the market's default initial margin fraction and quote multiplier.
+// and the market's default initial margin fraction and quote multiplier; `after` (optional, two
+// entries) receives the maker's and the taker's positions after it.
 TradeSides trade_sides(const TradeUpdate& t, const PositionView* maker, const PositionView* taker,
-                       Bps4 default_imf, int64_t quote_multiplier);
+                       Bps4 default_imf, int64_t quote_multiplier, FillOutcome* after = nullptr);
 // The same, from the engine while it emits the trade (its positions are those before the fill):
 // the journal replay's trades.
 TradeSides trade_sides(const TradeUpdate& t, const Engine& e);
