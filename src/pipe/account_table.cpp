@@ -13,6 +13,12 @@ AccountTable::AccountTable(size_t capacity_pow2, size_t max_readers)
   TACHYON_ASSERT((capacity_pow2 & mask_) == 0, "AccountTable capacity must be a power of 2");
   retired_.reserve(1024);
   spare_.reserve(1024);
+  // Spares with room from the start: the views made at start are not recycled (they lack the
+  // room), so until the first publishes retire views of their own the pool lives on these.
+  for (size_t i = 0; i < kStartSpares; ++i) {
+    spare_.push_back(new AccountView);
+    spare_.back()->make_room();
+  }
 }
 
 AccountTable::~AccountTable() {
@@ -174,7 +180,11 @@ void AccountTable::collect() {
       for (auto& c : r.v->trade_chunks) c.reset();
       r.v->orders.reset();
       r.v->small_chunks.clear();
-      spare_.push_back(r.v);
+      if (r.v->has_room()) {
+        spare_.push_back(r.v);
+      } else {
+        delete r.v;  // a view made at the start: recycling it would allocate its room
+      }
     } else {
       retired_[kept++] = r;
     }

@@ -288,6 +288,7 @@ void ReadSide::record_trade(const StateUpdate& u, const TradeSides& sides) {
     const int64_t len = kResolutionSeconds[r] * 1000;
     if (cs.empty() || t_ms >= cs.back().start_ms + len) {  // no division in the open candle
       const int64_t start = t_ms - t_ms % len;
+      if (cs.empty()) cs.reserve(kCandleRoom);
       if (!cs.empty()) history_urgent_ = true;  // the previous candle closed
       if (cs.size() == kHistoryCandles) cs.erase(cs.begin());
       cs.push_back(Candle{start, t.price, t.price, t.price, t.price, 0, 0, 0, 0});
@@ -451,6 +452,7 @@ void ReadSide::append_trade(AccountState& s, const TradeRecord& rec) {
 void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
   std::unique_ptr<AccountView> v = accounts_.take_spare();
   if (!v) v = std::make_unique<AccountView>();
+  v->make_room();  // (a recycled view has it)
   ++s.view.version;
   v->index = s.view.index;
   v->master = s.view.master;
@@ -475,7 +477,6 @@ void ReadSide::publish_account(AccountState& s, int64_t now_ns, bool force) {
     orders_pending_.push_back(&s);
   }
   v->orders = s.orders_list;  // (null while small: to_small resets it)
-  if (!s.small.empty()) v->small_chunks.reserve(SmallOrders::kTableRoom);  // recycled: room kept
   v->small_chunks.assign(s.small.chunks().begin(), s.small.chunks().end());
   v->small_orders.clear();
   v->orders_current = !s.orders_dirty;
@@ -560,8 +561,10 @@ void ReadSide::publish_history(MarketState& m) {
   h->id = m.view.id;
   h->writer_epoch = m.history_epoch;
   refresh_window(h->trades, m.trade_window(), 0, [](const TradeRecord& t) { return t.t.trade_id; });
-  for (int r = 0; r < kResolutions; ++r)  // the last candle may be open: copied again
+  for (int r = 0; r < kResolutions; ++r) {  // the last candle may be open: copied again
+    h->candles[r].reserve(kCandleRoom);     // once per recycled history
     refresh_window(h->candles[r], m.candles[r], 1, [](const Candle& c) { return c.start_ms; });
+  }
   refresh_window(h->fundings, m.fundings, 0, [](const FundingRecord& f) { return f.time_ms; });
   h->engine_ts_ns = m.view.engine_ts_ns;
   histories_[m.view.id]->publish(std::move(h));

@@ -259,6 +259,20 @@ struct AccountView {
   int64_t created_ns = 0;
   uint64_t version = 0;
 
+  // The room every view the apply thread publishes has, so that a recycled one (views go back
+  // to a spare pool and come back for any account) fills without allocating. Views made at the
+  // start have only what their account needed: they are not recycled.
+  static constexpr size_t kPositionRoom = 4, kKeyRoom = 4;
+  bool has_room() const {
+    return positions.capacity() >= kPositionRoom && keys.capacity() >= kKeyRoom &&
+           small_chunks.capacity() >= SmallOrders::kTableRoom;
+  }
+  void make_room() {
+    positions.reserve(kPositionRoom);
+    keys.reserve(kKeyRoom);
+    small_chunks.reserve(SmallOrders::kTableRoom);
+  }
+
   TradeRange trades() const {
     TradeRange r;
     size_t skip = trade_first, left = trade_shown;
@@ -387,6 +401,7 @@ class AccountTable {
   std::atomic<uint64_t> refused_{0};
   EpochDomain domain_;
   std::vector<Retired> retired_;  // writer only
+  static constexpr size_t kStartSpares = 128;
   std::vector<AccountView*> spare_;
   uint64_t safe_seen_ = 1;
   std::shared_ptr<const SavedAccounts> base_;
@@ -424,6 +439,10 @@ class ReadSide {
  public:
   static constexpr size_t kHistoryTrades = 100;
   static constexpr size_t kHistoryCandles = 500;
+  // Candle lists (and their published copies) start with room for this many: a new candle of a
+  // live market allocates only when a list outgrows it (after an hour of minutes), not each
+  // time the count passes a power of two from 1.
+  static constexpr size_t kCandleRoom = 64;
   static constexpr size_t kAccountTrades = 100;
   // Closed orders kept (filled, canceled, expired, rejected takers), across all accounts.
   static constexpr size_t kClosedOrders = 1 << 14;
