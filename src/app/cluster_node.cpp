@@ -328,6 +328,7 @@ void ClusterNode::lead_loop() {
     if (r == cluster::Lease::Result::kHeld) {
       if (away) spdlog::info("cluster: NATS answers again; the lease is renewed");
       away = false;
+      set_holder(me_);  // as the lease now says (with the URL the api listens at)
       last_ok = std::chrono::steady_clock::now();
     } else if (r == cluster::Lease::Result::kTaken || r == cluster::Lease::Result::kLost) {
       step_down("the lease was taken by " +

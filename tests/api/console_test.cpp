@@ -1,7 +1,9 @@
 // The operator's console in a real browser (Debian's chromium, headless, driven over the DevTools
 // protocol by tests/api/console/console_check.mjs): against a server whose book stands still while
 // txs flow (IOC orders that find nothing to match), the page shows the REST book's levels, a tx
-// rate above 0 and last-minute ack percentiles; once the server stops, it says disconnected.
+// rate above 0 and last-minute ack percentiles; once the server stops, it says disconnected. In a
+// cluster (a primary and a replica on a nats-server of the test's own), the primary's console
+// also lists both nodes with their applied seqs.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,11 +12,14 @@
 #include <thread>
 
 #include "api/api_support.hpp"
+#include "support/nats_server.hpp"
 
 namespace tachyon::testing {
 namespace {
 
-TEST(Console, a_browser_shows_the_book_rates_and_percentiles_then_disconnected) {
+// The browser check against `s` (its book set up and txs flowing here); `roles`: the cluster's
+// nodes the console must list ("" for a single node). The check stops `s`.
+void check_console(Server& s, const std::string& roles) {
   const std::string src = TACHYON_SOURCE_DIR, dir = src + "/build/ccxt";
   const std::string chromium = "/usr/bin/chromium";
   ASSERT_TRUE(std::filesystem::exists(chromium)) << "chromium is missing: run scripts/setup.sh";
@@ -23,7 +28,6 @@ TEST(Console, a_browser_shows_the_book_rates_and_percentiles_then_disconnected) 
   std::filesystem::copy_file(src + "/tests/api/console/console_check.mjs",
                              dir + "/console_check.mjs",
                              std::filesystem::copy_options::overwrite_existing);
-  Server s;
   ASSERT_TRUE(s.ready()) << s.log();
   Trader maker{3}, taker{4};
   ASSERT_EQ(s.deposit(maker.account, 100'000'000'000, maker.pk).status, 200);
@@ -41,12 +45,13 @@ TEST(Console, a_browser_shows_the_book_rates_and_percentiles_then_disconnected) 
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
-  const std::string shot = src + "/build/console.png";
+  const std::string shot =
+      src + (roles.empty() ? "/build/console.png" : "/build/console-cluster.png");
   std::string out;
   const int rc = run_program("cd " + dir + " && node console_check.mjs " + chromium +
                                  " http://127.0.0.1:" + std::to_string(s.admin_port()) +
                                  " http://127.0.0.1:" + std::to_string(s.port()) + " " +
-                                 std::to_string(s.pid()) + " " + shot + " 2>&1",
+                                 std::to_string(s.pid()) + " " + shot + " " + roles + " 2>&1",
                              out);
   sending.store(false);
   flow.join();
@@ -54,7 +59,25 @@ TEST(Console, a_browser_shows_the_book_rates_and_percentiles_then_disconnected) 
   EXPECT_EQ(out.find("FAIL"), std::string::npos) << out;
   EXPECT_NE(out.find("\ndone"), std::string::npos) << out;
   EXPECT_TRUE(std::filesystem::exists(shot));
+  if (!roles.empty()) {
+    EXPECT_NE(out.find("ok every node of the cluster"), std::string::npos) << out;
+  }
   EXPECT_EQ(s.wait_exit(), 0) << s.log();  // the script stopped it (SIGTERM): a clean stop
+}
+
+TEST(Console, a_browser_shows_the_book_rates_and_percentiles_then_disconnected) {
+  Server s;
+  check_console(s, "");
+}
+
+TEST(Console, in_a_cluster_the_console_lists_every_node) {
+  NatsServers ns(1);
+  Server primary({"--role", "primary", "--nats", ns.urls_csv()});
+  ASSERT_TRUE(primary.ready()) << primary.log();
+  Server replica({"--role", "replica", "--nats", ns.urls_csv()});
+  ASSERT_TRUE(replica.ready()) << replica.log();
+  check_console(primary, "primary,replica");
+  EXPECT_EQ(replica.stop(), 0) << replica.log();
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 // The operator's console in a real browser: `node console_check.mjs <chromium> <admin url>
-// <public url> <server pid> <screenshot.png>`. Starts headless Chromium, opens <admin url>/console
+// <public url> <server pid> <screenshot.png> [<role>,...]`. Starts headless Chromium, opens <admin url>/console
 // and drives it over the DevTools protocol (the `ws` package, installed with ccxt). Checks, once the
 // page has had its frames: the status says connected; the book of market 0 shows exactly the
 // levels the public REST book has (orders summed by price; the harness keeps the book still);
 // the accepted tx rate is above 0 (the harness sends txs meanwhile); the latency table has
-// last-minute percentiles for acks. Saves a screenshot. Then it stops the server (SIGTERM to
+// last-minute percentiles for acks; with roles given (a cluster), the node table has a row of
+// each, with an applied seq above 0 and heard within 5 s. Saves a screenshot. Then it stops the server (SIGTERM to
 // <server pid>) and checks that the page says disconnected. Prints "ok ..." / "FAIL ..."; exit 1
 // on a failure.
 import { spawn } from 'node:child_process';
@@ -13,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 
-const [chromium, adminUrl, publicUrl, pidArg, shot] = process.argv.slice(2);
+const [chromium, adminUrl, publicUrl, pidArg, shot, rolesArg] = process.argv.slice(2);
+const roles = rolesArg ? rolesArg.split(',') : [];
 if (!shot) {
     console.error('usage: node console_check.mjs <chromium> <admin url> <public url> <pid> <png>');
     process.exit(2);
@@ -80,7 +82,8 @@ const READ = `(() => {
   const ack = document.querySelector('#latency tr[data-name="ack"]');
   return JSON.stringify({ status: text('status'), rate: text('txs-ok-rate'),
     bids: levels('book-0-bids'), asks: levels('book-0-asks'),
-    ack: ack ? [...ack.cells].map((c) => c.textContent) : null });
+    ack: ack ? [...ack.cells].map((c) => c.textContent) : null,
+    nodes: [...document.querySelectorAll('#nodes tr[data-name]')].map((r) => [...r.cells].map((c) => c.textContent)) });
 })()`;
 async function read() {
     const r = await page('Runtime.evaluate', { expression: READ, returnByValue: true });
@@ -124,6 +127,15 @@ else if (JSON.stringify(shown.asks) !== JSON.stringify(rest.asks.slice(0, 15))) 
 else console.log(`ok book levels equal the REST book (${shown.bids.length} bids, ${shown.asks.length} asks)`);
 if (Number(shown.rate) > 0) console.log(`ok accepted tx/s ${shown.rate}`);
 if (shown.ack && shown.ack[1] !== '-') console.log(`ok ack percentiles over the last minute: p50 ${shown.ack[1]} µs, p99 ${shown.ack[3]} µs, ${shown.ack[4]} acks`);
+// A row of the cluster's node table: node, role, applied seq, lag ("txs / ms"), heard ("H ms").
+const nodeRow = (cells, role) => cells.length === 5 && cells[1] === role && Number(cells[2]) > 0 &&
+    /^\d+ \/ -?\d+$/.test(cells[3]) && parseInt(cells[4], 10) < 5000;
+if (roles.length) {
+    const s = await until(`the node table shows ${roles.join(', ')}`,
+        (x) => roles.every((role) => x.nodes.some((row) => nodeRow(row, role))), 15000);
+    if (roles.every((role) => s.nodes.some((row) => nodeRow(row, role))))
+        console.log(`ok every node of the cluster: ${s.nodes.map((c) => c.join(' ')).join(' | ')}`);
+}
 const png = await page('Page.captureScreenshot', { format: 'png' });
 writeFileSync(shot, Buffer.from(png.data, 'base64'));
 console.log(`ok screenshot ${shot}`);
