@@ -5,6 +5,10 @@
 #include <pthread.h>
 
 #include <chrono>
+#include <cstring>
+
+#include "tachyon/core/assert.hpp"
+#include "tachyon/store/journal.hpp"
 
 namespace tachyon::cluster {
 
@@ -69,7 +73,25 @@ void JournalPublisher::send(store::Journal& journal, uint64_t first, uint64_t la
     return queued_bytes_ + n <= cfg_.max_queued_bytes || queue_.empty() || stop_ || stats_.fenced;
   });
   if (stop_ || stats_.fenced) return;  // never stored, so never acknowledged
-  queue_.push_back(Batch{first, last, std::vector<uint8_t>(frames, frames + n), steady_ns()});
+  // A group commit larger than a message (a burst taken in one round) goes as several batches,
+  // cut between frames: one frame per tx, seqs consecutive from `first`.
+  const int64_t now = steady_ns();
+  size_t off = 0;
+  uint64_t seq = first;
+  while (off < n) {
+    const size_t start = off;
+    const uint64_t from = seq;
+    while (off < n) {
+      uint32_t len = 0;
+      std::memcpy(&len, frames + off, 4);
+      const size_t frame = store::kFrameHeaderSize + len;
+      if (off > start && off - start + frame > cfg_.max_message_bytes) break;
+      off += frame;
+      ++seq;
+    }
+    queue_.push_back(Batch{from, seq - 1, std::vector<uint8_t>(frames + start, frames + off), now});
+  }
+  TACHYON_ASSERT(seq == last + 1 && off == n, "a group commit's frames and seqs disagree");
   queued_bytes_ += n;
   lk.unlock();
   work_cv_.notify_one();
