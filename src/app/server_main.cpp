@@ -32,6 +32,7 @@
 #include "history_file.hpp"
 #include "observability.hpp"
 #include "random_stream.hpp"
+#include "server_parts.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/server.hpp"
 #include "tachyon/core/alloc.hpp"
@@ -62,6 +63,11 @@ const char* malloc_conf = "thp:default,retain:false,dirty_decay_ms:10000,muzzy_d
 }
 
 using namespace tachyon;
+using app::DemoLoad;
+using app::LocalSubmitter;
+using app::Recovered;
+using app::Server;
+using app::SnapshotScheduler;
 
 namespace {
 
@@ -153,40 +159,6 @@ Status operator_key(const app::Config& c, api::PublicKey& pk) {
   return Status();
 }
 
-// Submits through the server's own ingress ring (the last one) and waits for the result.
-class LocalSubmitter {
- public:
-  LocalSubmitter(pipe::Pipeline& p, uint32_t ring, api::ApiShared& shared, uint32_t chain_id)
-      : p_(p), ring_(ring), shared_(shared), chain_id_(chain_id) {}
-  bool submit(const Tx& tx) {
-    ++cookie_;  // named like an api worker's txs, so its trades carry their tx hash too
-    shared_.record_tx_hash(ring_, cookie_, api::tx_hash_hex(tx, chain_id_));
-    while (!p_.submit(ring_, tx, cookie_, realtime_ns())) std::this_thread::yield();
-    ++in_flight_;
-    return true;
-  }
-  template <typename F>
-  void poll(F&& f) {
-    in_flight_ -= p_.poll_results_inline(ring_, f);
-  }
-  template <typename F>
-  void drain(F&& f) {
-    while (in_flight_ > 0) {
-      poll(f);
-      if (in_flight_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  }
-  uint64_t in_flight() const { return in_flight_; }
-
- private:
-  pipe::Pipeline& p_;
-  uint32_t ring_;
-  api::ApiShared& shared_;
-  uint32_t chain_id_;
-  uint64_t cookie_ = 0;
-  uint64_t in_flight_ = 0;
-};
-
 // ---- start-up: what the process sets before any other thread exists ----
 
 struct Startup {
@@ -225,127 +197,7 @@ Startup start_up(const app::Config& c) {
   return start;
 }
 
-// ---- recover: the engine from the newest snapshot and the journal after it ----
-
-// The trades and funding payments of the replayed txs: the market histories (recent trades,
-// candles) are restored from history.bin plus these (ReadSide::restore_history), and each
-// trade keeps its taker tx's hash and its sides (read from the engine as it emits the trade).
-struct ReplayedHistory final : UpdateSink {
-  const Engine* engine = nullptr;
-  std::vector<StateUpdate> updates;
-  std::vector<pipe::TradeSides> sides;  // by index in updates
-  size_t named = 0;                     // updates[named..] belong to the tx being replayed
-  // The accounts the replay changed: they get their read-side view at start, the others when
-  // first used (pipe::AccountBase).
-  absl::flat_hash_set<AccountIndex> changed;
-  void on_update(const StateUpdate& u) override {
-    for_each_account_of(u, [&](AccountIndex a) { changed.insert(a); });
-    if (u.type != UpdateType::kTrade && !(u.type == UpdateType::kFunding && u.funding.settled))
-      return;
-    updates.push_back(u);
-    updates.back().origin_worker = 0;
-    updates.back().origin_cookie = 0;
-    sides.push_back(u.type == UpdateType::kTrade ? pipe::trade_sides(u.trade, *engine)
-                                                 : pipe::TradeSides{});
-  }
-};
-
-struct Recovered {
-  std::unique_ptr<Engine> engine;
-  store::RecoveryReport rep;
-  // The txs replayed from the journal (the newest ones) stay findable by hash (GET /api/v1/tx).
-  std::deque<std::pair<Tx, TxResult>> replayed_txs;
-  ReplayedHistory replayed_history;
-  // Trade id and taker tx hash of the replayed trades (restore_history() adds history.bin's).
-  app::TradeHashes trade_hashes;
-  pipe::AccountBase account_base;
-  // The recovered state hash (for the log) is computed on a helper thread while the main thread
-  // builds the read side: both only read the engine, and the sequencer starts after the join.
-  uint64_t state_hash = 0;
-  std::jthread hasher;
-};
-
-// False (logged) when the data dir cannot be recovered.
-bool recover(const app::Config& c, Recovered& rec) {
-  const size_t keep_replayed = api::ApiConfig{}.tx_index_capacity;
-  auto on_replayed = [&](const Tx& tx, const TxResult& r) {
-    rec.replayed_txs.emplace_back(tx, r);
-    if (rec.replayed_txs.size() > keep_replayed) rec.replayed_txs.pop_front();
-    auto& ups = rec.replayed_history.updates;
-    if (rec.replayed_history.named < ups.size()) {
-      app::TradeHash h{};
-      (void)api::from_hex(api::tx_hash_hex(tx, c.chain_id), h.data(), h.size());
-      for (size_t i = rec.replayed_history.named; i < ups.size(); ++i)
-        if (ups[i].type == UpdateType::kTrade)
-          rec.trade_hashes.emplace_back(ups[i].trade.trade_id, h);
-      rec.replayed_history.named = ups.size();
-    }
-  };
-  // The snapshot's state hash is checked against the hasher thread's (build_read_side()) when no
-  // journal tx follows it.
-  if (Status s = app::ClusterNode::bootstrap(c); !s.ok()) {
-    spdlog::critical("cluster ({}): {}", c.role, s.message());
-    return false;
-  }
-  const store::RecoverOptions opt{
-      .replayed = on_replayed,
-      .updates = &rec.replayed_history,
-      .before_replay = [&h = rec.replayed_history](const Engine& e) { h.engine = &e; },
-      .defer_hash_check = true,
-      .saved_accounts = &rec.account_base.saved};
-  if (Status s = store::recover(c.data_dir, c.engine, rec.engine, rec.rep, opt); !s.ok()) {
-    spdlog::critical("recovery of {} failed: {}", c.data_dir, s.message());
-    return false;
-  }
-  for (const auto& why : rec.rep.skipped_snapshots) spdlog::warn("skipped snapshot: {}", why);
-  if (rec.rep.journal.truncated_tail) spdlog::warn("{}", rec.rep.journal.note);
-  rec.hasher =
-      std::jthread([&hash = rec.state_hash, e = static_cast<const Engine*>(rec.engine.get())] {
-        hash = e->state_hash();
-      });
-  return true;
-}
-
 // ---- build: the store's writers, the hot path and its read side, the api, the markets ----
-
-// What build() makes of the recovered state. With fork() snapshots, all of it (committer,
-// pipeline and read side, api, obs) is never touched by a snapshot's fork() child, which reads
-// only the engine: while outside_fork lives, this thread allocates from an arena the fork leaves
-// out, so the sequencer's pause is the engine's page tables, not the server's. Safe because the
-// server forks only on the sequencer thread, whose thread cache is off (see
-// PipelineConfig::read_side_outside_fork). Replica snapshots fork nothing: the default arenas
-// (huge pages, fewer page faults while the read side is built).
-struct Server {
-  explicit Server(const app::Config& c)
-      : fork_snapshots(!c.snapshot_from_replica),
-        outside_fork(fork_snapshots ? tachyon::dontfork_arena() : 0) {}
-
-  const bool fork_snapshots;
-  const tachyon::ArenaScope outside_fork;
-  api::PublicKey op_key{};
-  std::unique_ptr<store::Journal> journal;
-  std::unique_ptr<store::Committer> committer;
-  std::optional<app::Observability> obs;
-  int64_t op_nonce = 0;        // the operator's next nonce (the markets, then the demo load)
-  uint64_t recovered_seq = 0;  // the engine's last seq after recovery
-  double read_side_s = 0;      // the time the read side took to build
-  tachyon::AllocStats mem_before_read_side, mem_after_read_side;
-  std::optional<pipe::Pipeline> pipeline;
-  std::optional<api::ApiShared> shared;
-  std::atomic<bool> snapshot_requested{false};  // by the admin api
-  std::optional<api::ApiServer> api;
-  std::optional<LocalSubmitter> local;        // the markets and the demo load (not on a follower)
-  std::unique_ptr<app::ClusterNode> cluster;  // null on a single node
-};
-
-// The histories as published now, each trade with its taker tx's hash.
-void save_history(const app::Config& c, Server& srv) {
-  auto trade_hash = [&shared = *srv.shared](const pipe::TradeRecord& r) {
-    return shared.trade_tx_hash(r);
-  };
-  if (Status s = app::save_history(c.data_dir, srv.pipeline->read_side(), trade_hash); !s.ok())
-    spdlog::warn("market history not saved: {}", s.message());
-}
 
 // The operator key, the journal (appending after the recovered seq) and the committer. False
 // (logged) when one of them cannot be opened.
@@ -627,201 +479,6 @@ bool build(const app::Config& c, Recovered& rec, Server& srv) {
 
 // ---- run: the main loop ----
 
-// Periodic snapshots: every snapshot_every_txs txs or snapshot_interval_s seconds, or when the
-// admin api asks for one. With snapshot_from = "fork" a child forked on the sequencer thread
-// writes the engine; with "replica" the committer writes its replica. Once one is written, the
-// journal it covers is retired and the market histories are saved.
-class SnapshotScheduler {
- public:
-  SnapshotScheduler(const app::Config& c, Server& srv, uint64_t recovered_snapshot_seq)
-      : c_(c), srv_(srv), recovered_snapshot_seq_(recovered_snapshot_seq) {}
-
-  // Once a round of the main loop: takes a finished snapshot, starts the next one when due.
-  void poll() {
-    take_finished();
-    start_when_due();
-  }
-  // The newest seq a snapshot on disk covers.
-  uint64_t covered() const {
-    return std::max({recovered_snapshot_seq_, snapshotter_.last_written(), replica_written_});
-  }
-  // A snapshot child started on the sequencer thread dies with that thread (PR_SET_PDEATHSIG):
-  // the shutdown lets it finish first.
-  void wait_for_child() {
-    if (snapshotter_.busy()) (void)snapshotter_.wait();
-  }
-
- private:
-  void take_finished() {
-    Status done;
-    store::SnapshotInfo written;
-    double write_s = 0;
-    const bool fork_done = snapshotter_.poll(done);
-    const bool replica_done = !fork_done && srv_.committer->poll_snapshot(done, written, &write_s);
-    if (replica_done && done.ok()) replica_written_ = std::max(replica_written_, written.seq);
-    if (!fork_done && !replica_done) return;
-    if (!done.ok()) {  // trading goes on; the journal it would have covered stays
-      retry_at_ = std::chrono::steady_clock::now() + kRetryAfterFailure;
-      spdlog::error("{}; the journal is kept, next try in {} s", done.message(),
-                    kRetryAfterFailure.count());
-      return;
-    }
-    store::Journal& journal = *srv_.journal;
-    (void)store::retire_covered(journal, c_.data_dir, covered(), c_.snapshot_keep,
-                                srv_.committer->committed_through(journal.durable_seq()));
-    if (replica_done)
-      spdlog::info("snapshot at seq {} written from the committer's replica in {:.3f} s",
-                   written.seq, write_s);
-    else
-      spdlog::info("snapshot at seq {} written", covered());
-    if (srv_.cluster)
-      srv_.cluster->snapshot_written(store::snapshot_path(c_.data_dir, covered()), covered());
-    // The histories as published now (newer than the snapshot): after a crash, the journal
-    // replay from the snapshot adds the rest.
-    save_history(c_, srv_);
-  }
-
-  void start_when_due() {
-    // Counted from the newest snapshot, or from the last request: a committer that lags by more
-    // than snapshot_every_txs must not be asked for one snapshot after the other.
-    const pipe::Pipeline& pipeline = *srv_.pipeline;
-    const uint64_t base = std::max(covered(), replica_requested_at_);
-    const uint64_t since = pipeline.applied_seq() - std::min(pipeline.applied_seq(), base);
-    const bool by_count = c_.snapshot_every_txs != 0 && since >= c_.snapshot_every_txs;
-    const bool by_time = c_.snapshot_interval_s != 0 && since > 0 &&
-                         std::chrono::steady_clock::now() - last_snap_time_ >=
-                             std::chrono::seconds(c_.snapshot_interval_s);
-    const bool due = (by_count || by_time) && std::chrono::steady_clock::now() >= retry_at_;
-    std::atomic<bool>& requested = srv_.snapshot_requested;
-    if (c_.snapshot_from_replica && (due || requested.load()) && !srv_.committer->snapshot_busy()) {
-      requested.store(false);
-      request_from_replica();
-    }
-    if (!c_.snapshot_from_replica && (due || requested.exchange(false)) && !snapshotter_.busy())
-      fork_on_sequencer();
-  }
-
-  // Written by the committer's thread from its replica: the sequencer does not stop.
-  void request_from_replica() {
-    if (srv_.committer->request_snapshot(srv_.journal.get())) {
-      replica_requested_at_ = srv_.pipeline->applied_seq();
-      spdlog::info(
-          "snapshot requested from the committer's replica at seq >= {} (sequencer "
-          "not paused)",
-          replica_requested_at_);
-    }
-    last_snap_time_ = std::chrono::steady_clock::now();
-  }
-
-  // On the sequencer thread, between two txs; never ahead of the journal.
-  void fork_on_sequencer() {
-    int64_t pause_ns = 0;
-    Status st;
-    srv_.pipeline->run_on_sequencer([&](const Engine& e) {
-      if (!srv_.journal->wait_durable(e.last_seq()))
-        st = Status::error("snapshot not taken: the journal failed");
-      else
-        st = snapshotter_.start(e, c_.data_dir, &pause_ns);
-    });
-    last_snap_time_ = std::chrono::steady_clock::now();
-    if (!st.ok()) {
-      retry_at_ = last_snap_time_ + kRetryAfterFailure;
-      spdlog::error("{}; next try in {} s", st.message(), kRetryAfterFailure.count());
-      return;
-    }
-    spdlog::info("snapshot at seq {} started (sequencer paused {} us)", snapshotter_.seq(),
-                 pause_ns / 1000);
-  }
-
-  const app::Config& c_;
-  Server& srv_;
-  const uint64_t recovered_snapshot_seq_;  // the snapshot the recovery started from
-  store::ForkSnapshotter snapshotter_;
-  uint64_t replica_written_ = 0;       // the newest snapshot the committer wrote from its replica
-  uint64_t replica_requested_at_ = 0;  // the applied seq when the last one was asked for
-  std::chrono::steady_clock::time_point last_snap_time_ = std::chrono::steady_clock::now();
-  // A snapshot that failed (a full or failing disk) is tried again after a pause, not at once.
-  static constexpr std::chrono::seconds kRetryAfterFailure{10};
-  std::chrono::steady_clock::time_point retry_at_{};
-};
-
-// The seeded demo stream (demo.load_tps) and the funding clock, both through the server's own
-// ingress ring.
-class DemoLoad {
- public:
-  DemoLoad(const app::Config& c, Server& srv)
-      : c_(c),
-        srv_(srv),
-        local_(*srv.local),
-        stream_(c.demo_seed, stream_config()),
-        genesis_(c.demo_load_tps > 0 ? stream_.genesis() : std::vector<Tx>{}),
-        next_funding_tick_(std::chrono::steady_clock::now() +
-                           std::chrono::milliseconds(c.funding_sample_ms)) {}
-
-  // Once a round of the main loop (10 ms): submits, then takes the results that are in.
-  void poll() {
-    submit_demo_txs();
-    submit_funding_tick();
-    take_results();
-  }
-
- private:
-  static app::StreamConfig stream_config() {
-    app::StreamConfig sc;
-    sc.start_time_ns = realtime_ns();
-    return sc;
-  }
-
-  // Demo load: tps/100 txs per 10 ms tick through the server's own ring.
-  void submit_demo_txs() {
-    for (uint32_t k = 0; k < c_.demo_load_tps / 100 && local_.in_flight() < 4096; ++k) {
-      Tx tx = genesis_i_ < genesis_.size() ? genesis_[genesis_i_++] : stream_.next();
-      if (is_operator_tx(tx.h.type) && !is_internal_tx(tx.h)) tx.h.nonce = srv_.op_nonce++;
-      sent_.push_back(tx);
-      local_.submit(tx);
-    }
-  }
-
-  // The funding clock: an internal tx samples every market's premium (and pays funding when
-  // an interval boundary has passed). Journaled, so a replay pays exactly the same.
-  void submit_funding_tick() {
-    if (c_.funding_sample_ms == 0 || std::chrono::steady_clock::now() < next_funding_tick_) return;
-    next_funding_tick_ += std::chrono::milliseconds(c_.funding_sample_ms);
-    Tx tick;
-    tick.h.type = TxType::kFundingTick;
-    tick.h.flags = kTxFlagInternal;
-    tick.funding.market = kAllMarkets;
-    sent_.push_back(tick);
-    local_.submit(tick);
-  }
-
-  void take_results() {
-    local_.poll([&](const pipe::Result& r) {
-      const Tx tx = sent_.front();
-      sent_.pop_front();
-      if (is_internal_tx(tx.h)) {
-        if (r.reject != Reject::kOk)
-          spdlog::warn("funding tick refused: {}", reject_message(r.reject));
-        return;
-      }
-      if (is_operator_tx(tx.h.type) && r.reject != Reject::kOk) --srv_.op_nonce;  // demo txs only
-      TxResult tr;
-      tr.reject = r.reject;
-      tr.order_index = r.order_index;
-      stream_.on_result(tx, tr);
-    });
-  }
-
-  const app::Config& c_;
-  Server& srv_;
-  LocalSubmitter& local_;
-  app::RandomStream stream_;
-  std::vector<Tx> genesis_;
-  size_t genesis_i_ = 0;
-  std::deque<Tx> sent_;  // in submission order: demo txs and the funding clock's ticks
-  std::chrono::steady_clock::time_point next_funding_tick_;
-};
-
 // Ready: systemd hears it, the log says how long the start took, and the work held back for the
 // start begins (khugepaged's huge pages for the engine, the committer's replica and catch-up).
 void report_ready(const app::Config& c, const Startup& start, const Recovered& rec, Server& srv) {
@@ -936,7 +593,7 @@ int shut_down(const app::Config& c, Server& srv, SnapshotScheduler& snapshots) {
   srv.api->stop();       // delivers the last replies, closes connections
   if (Status s = app::save_tx_index(c.data_dir, srv.shared->tx_records()); !s.ok())
     spdlog::warn("tx index not saved: {}", s.message());
-  save_history(c, srv);
+  app::save_history(c, srv);
   store::Committer& committer = *srv.committer;
   committer.stop();  // drains: every sealed block is committed
   srv.obs->stop();
@@ -978,7 +635,7 @@ void stop_after_failure(Server& srv) {
 int serve(const app::Config& c) {
   const Startup start = start_up(c);
   Recovered rec;
-  if (!recover(c, rec)) return 2;
+  if (!app::recover(c, rec)) return 2;
   Server srv(c);
   if (!build(c, rec, srv)) return 2;
   SnapshotScheduler snapshots(c, srv, rec.rep.snapshot_seq);
