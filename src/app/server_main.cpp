@@ -8,7 +8,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <absl/container/flat_hash_set.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -22,7 +21,6 @@
 #include <fcntl.h>
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -31,7 +29,6 @@
 #include "config.hpp"
 #include "history_file.hpp"
 #include "observability.hpp"
-#include "random_stream.hpp"
 #include "server_parts.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/server.hpp"

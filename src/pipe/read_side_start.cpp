@@ -2,7 +2,6 @@
 // in chunks on two threads) and the market histories saved beside the journal.
 #include <algorithm>
 #include <array>
-#include <optional>
 
 #include "tachyon/engine/engine.hpp"
 #include "tachyon/pipe/read_side.hpp"
@@ -115,26 +114,6 @@ void ReadSide::seed_markets(const Engine& e, int64_t now_ns) {
     ms.view.last_trade_price = m->last_trade_price;
     ms.view.trade_count = m->trade_count;
   }
-}
-
-TradeSides trade_sides(const TradeUpdate& t, const Engine& e) {
-  const Market* m = e.market(t.market);
-  if (m == nullptr) return TradeSides{};
-  auto view = [&](AccountIndex a) {
-    const Account* acct = e.account(a);
-    const Position* p = acct != nullptr ? acct->position(t.market) : nullptr;
-    std::optional<PositionView> v;
-    if (p != nullptr) {
-      v.emplace();
-      v->size = p->size;
-      v->entry_notional = p->entry_notional;
-      v->imf = p->imf;
-    }
-    return v;
-  };
-  const auto maker = view(t.maker), taker = view(t.taker);
-  return trade_sides(t, maker ? &*maker : nullptr, taker ? &*taker : nullptr, m->params.default_imf,
-                     m->quote_multiplier);
 }
 
 OrderView order_view(const Order& o, int64_t now_ns) {

@@ -64,8 +64,8 @@ struct TradeSide {
   Lots size_before = 0;   // signed: > 0 long
   Usdc entry_before = 0;  // signed cost basis
   Usdc pnl = 0;
-  Bps4 imf_before =
-      0;  // the initial margin fraction in force (1e-4), the market's default if unset
+  // the initial margin fraction in force (1e-4), the market's default when the account set none
+  Bps4 imf_before = 0;
 };
 struct TradeSides {
   TradeSide maker, taker;
