@@ -9,6 +9,7 @@
 #   scripts/loadtest.sh [--scenario mixed|demo|lobster] [--rate N] [--duration S] [--out DIR]
 #                       [--durability fsync|write|none|replicated] [--detail off|loadtest]
 #                       [--workers N] [--group-commit apply|writer] [--pipeline-threads 0|1|2]
+#                       [--push-interval US] [--commit-linger US]
 #                       [--nats URLS [--stream NAME] [--stream-replicas N]] [--consoles N]
 #                       [-- extra tachyon-load options]
 # With --nats the server is a cluster's primary on that NATS (docs/ARCHITECTURE.md "Cluster").
@@ -35,6 +36,8 @@ while [[ $# -gt 0 ]]; do
     --workers) workers="$2"; shift 2 ;;
     --group-commit) group_commit="$2"; shift 2 ;;
     --pipeline-threads) pipeline_threads="$2"; shift 2 ;;
+    --push-interval) push_interval="$2"; shift 2 ;;
+    --commit-linger) commit_linger="$2"; shift 2 ;;
     --consoles) consoles="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --nats) nats="$2"; shift 2 ;;
@@ -76,6 +79,8 @@ edit 'data_dir =' "\"$out/data\""
 edit 'durability =' "\"$durability\""
 edit 'group_commit =' "\"$group_commit\""
 edit 'pipeline_threads =' "$pipeline_threads"
+[[ -z ${push_interval:-} ]] || edit 'push_interval_us =' "$push_interval"
+[[ -z ${commit_linger:-} ]] || edit 'commit_linger_us =' "$commit_linger"
 edit 'detail =' "\"$detail\""
 edit 'trace_dir =' "\"$out/traces\""
 if [[ -n $nats ]]; then

@@ -65,7 +65,7 @@ Row run(store::Durability d, pipe::WaitStrategy w, uint64_t n, double rate, bool
   pc.batch_samples = 1 << 20;
   pipe::Pipeline pl(pc, std::move(engine), journal.get(), nullptr);
   pipe::Doorbell results_bell;  // rung by the apply thread after it routed results (set_notify)
-  pl.set_notify([&results_bell] { results_bell.ring(); });
+  pl.set_notify([&results_bell](uint64_t) { results_bell.ring(); });
   pl.start();
   std::vector<int64_t> lat, fresh;
   lat.reserve(n);

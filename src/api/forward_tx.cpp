@@ -94,6 +94,8 @@ void WorkerLogic::forwarded_answer(const std::vector<Tx>& txs,
   }
   awaiting_.push_back(
       Awaiting{a.seq, realtime_ns() + kReadYourWritesWaitNs, std::move(r), std::move(done), txs});
+  refresh_publish_interest();
+  release_awaiting(/*expire=*/false);  // its seq may have been published before the line above
 }
 
 void WorkerLogic::release_awaiting(bool expire) {
@@ -110,6 +112,7 @@ void WorkerLogic::release_awaiting(bool expire) {
     it->done(std::move(it->reply));
     it = awaiting_.erase(it);
   }
+  refresh_publish_interest();
 }
 
 void WorkerLogic::take_forwarded(std::vector<Tx> txs, bool batch, ReplyFn done) {

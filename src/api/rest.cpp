@@ -33,6 +33,20 @@ WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Front& pipe, uint32_t index)
       history_readers_(kMaxMarkets),
       books_(kMaxMarkets) {
   log_pos_ = pipe.read_side().log_published();
+  pipe.want_publishes(index, false);  // nothing to push yet
+}
+
+// The apply thread wakes this worker for publishes only while it has something to push from them:
+// subscribers, or forwarded txs waiting for their seq. Turning that on first moves the update log
+// position to its head: what was published while nothing here listened is nobody's (and a
+// worker so far behind would otherwise resync every connection). Called before a new
+// subscriber's snapshot is read (WorkerWakes::want_publishes says why).
+void WorkerLogic::refresh_publish_interest() {
+  const bool wants = !subs_.empty() || !awaiting_.empty();
+  if (wants == wants_publishes_) return;
+  if (wants) log_pos_ = std::max(log_pos_, pipe_.read_side().log_published());
+  wants_publishes_ = wants;
+  pipe_.want_publishes(index_, wants);
 }
 
 WorkerLogic::~WorkerLogic() = default;

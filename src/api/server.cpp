@@ -600,8 +600,9 @@ Status ApiServer::start() {
         !s.ok())
       return s;
   }
-  d.pipe.set_notify([&d] {
-    for (auto& w : d.workers) w->ring();
+  d.pipe.set_notify([&d](uint64_t workers) {
+    for (size_t i = 0; i < d.workers.size() && i < 64; ++i)
+      if ((workers >> i) & 1) d.workers[i]->ring();
   });
   d.shared.post_to_worker = [&d](uint32_t i, std::function<void(WorkerLogic&)> f) {
     std::lock_guard lk(d.post_mu);

@@ -174,6 +174,7 @@ void WorkerLogic::drop_subscriber(const std::string& key, const WsConn& c) {
                          }),
           v.end());
   if (v.empty()) subs_.erase(it);
+  refresh_publish_interest();
 }
 
 void WorkerLogic::ws_open(const std::shared_ptr<WsConn>& c) {
@@ -383,6 +384,7 @@ void WorkerLogic::ws_subscribe(const std::shared_ptr<WsConn>& c, std::string_vie
   }
   c->subs.push_back(ch->key);
   subs_[ch->key].push_back(Sub{c, ch->frame});
+  refresh_publish_interest();  // before the snapshot is read
   // The snapshot, first.
   const std::string& k = ch->kind;
   if (k == "order_book") {

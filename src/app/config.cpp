@@ -95,6 +95,7 @@ Status parse_server(const toml::table& t, const std::string& origin, Config& c) 
   TRY(get_int(t, "admin_port", c.admin_port, origin, 0, 65535));
   TRY(get_int(t, "chain_id", c.chain_id, origin, 0, UINT32_MAX));
   TRY(get_int(t, "workers", c.api_workers, origin, 1, 64));
+  TRY(get_int(t, "push_interval_us", c.push_interval_us, origin, 0, 1'000'000));
   TRY(get_str(t, "operator_pubkey", c.operator_pubkey, origin));
   return Status();
 }
@@ -136,6 +137,7 @@ Status parse_store(const toml::table& t, const std::string& origin, Config& c) {
                          ": 'snapshot_from' must be \"replica\" or \"fork\", not \"" + from + "\"");
   }
   std::string gc;
+  TRY(get_int(t, "commit_linger_us", c.commit_linger_us, origin, 0, 100'000));
   TRY(get_str(t, "group_commit", gc, origin));
   if (gc == "apply" || gc == "writer") {
     c.group_commit_on_apply = gc == "apply";
@@ -340,7 +342,8 @@ std::string describe(const Config& c) {
   std::ostringstream o;
   o << "[server]\nlisten_address = \"" << c.listen_address << "\"\nport = " << c.port
     << "\nadmin_address = \"" << c.admin_address << "\"\nadmin_port = " << c.admin_port
-    << "\nchain_id = " << c.chain_id << "\nworkers = " << c.api_workers << "\noperator_pubkey = \""
+    << "\nchain_id = " << c.chain_id << "\nworkers = " << c.api_workers
+    << "\npush_interval_us = " << c.push_interval_us << "\noperator_pubkey = \""
     << c.operator_pubkey << "\"\n\n[limits]\nmax_body_bytes = " << c.max_body_bytes
     << "\nmax_ws_message_bytes = " << c.max_ws_message_bytes
     << "\nmax_subscriptions = " << c.max_subscriptions << "\nws_queue_bytes = " << c.ws_queue_bytes
@@ -353,7 +356,8 @@ std::string describe(const Config& c) {
     << "\nmax_connections = " << c.max_connections << "\n\n[store]\ndata_dir = \"" << c.data_dir
     << "\"\ndurability = \"" << store::durability_name(c.durability)
     << "\"\nsegment_bytes = " << c.segment_bytes << "\ngroup_commit = \""
-    << (c.group_commit_on_apply ? "apply" : "writer") << "\""
+    << (c.group_commit_on_apply ? "apply" : "writer")
+    << "\"\ncommit_linger_us = " << c.commit_linger_us
     << "\nsnapshot_every_txs = " << c.snapshot_every_txs
     << "\nsnapshot_interval_s = " << c.snapshot_interval_s
     << "\nsnapshot_keep = " << c.snapshot_keep << "\nsnapshot_from = \""

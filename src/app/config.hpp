@@ -26,6 +26,7 @@ struct Config {
   store::Durability durability = store::Durability::kFsync;
   uint64_t segment_bytes = 64ull << 20;
   bool group_commit_on_apply = true;  // false: the journal's own writer thread
+  uint32_t commit_linger_us = 300;
   uint64_t snapshot_every_txs = 1'000'000;
   uint32_t snapshot_interval_s = 300;
   uint32_t snapshot_keep = 2;
@@ -34,6 +35,7 @@ struct Config {
   uint32_t block_interval_ms = 100;
   uint32_t chain_id = 304;
   uint32_t api_workers = 2;
+  uint32_t push_interval_us = 1000;
   std::string operator_pubkey;  // hex; empty: <data_dir>/operator.key (made on first start)
   // [tls]: HTTPS and WSS on the public listener when both files are set
   std::string tls_cert_file, tls_key_file;

@@ -265,6 +265,8 @@ pipe::PipelineConfig pipeline_config(const app::Config& c, Server& srv) {
   pc.one_thread = app::one_pipeline_thread(c);
   pc.keep_warm_rounds = c.apply_keep_warm_rounds;
   pc.apply_batch_updates = c.apply_batch_updates;
+  pc.push_interval_us = c.push_interval_us;
+  pc.commit_linger_us = c.commit_linger_us;
   pc.follower = srv.cluster != nullptr && !srv.cluster->primary();
   return pc;
 }
@@ -303,6 +305,7 @@ bool build_read_side(const app::Config& c, Recovered& rec, Server& srv) {
   rec.replayed_history.changed = {};
   pipe::Pipeline& pipeline = srv.pipeline.emplace(pc, std::move(rec.engine), srv.journal.get(),
                                                   srv.committer.get(), std::move(rec.account_base));
+  pipeline.want_publishes(c.api_workers, false);  // the server's own ring is polled, never woken
   if (const uint64_t refused = pipeline.read_side().accounts().refused(); refused != 0)
     spdlog::error("{} accounts have no read-side view: the account table is full", refused);
   if (const size_t total = pipeline.engine().accounts().size(),

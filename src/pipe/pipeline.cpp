@@ -61,6 +61,7 @@ struct Pipeline::SeqLoop {
   RingSink sink;
   SequencerProbe probe;
   uint32_t idle_rounds = 0;
+  int64_t round_first_ns = 0;  // the last round's first tx: its time (0: the round had none)
 };
 
 Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
@@ -73,7 +74,8 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
       one_thread_(cfg.one_thread && !cfg.read_side_outside_fork),
       apply_door_(one_thread_ ? &seq_bell_ : &apply_bell_),
       model_(ReadModelConfig{cfg.read, cfg.max_readers, cfg.book_history}, *engine_,
-             std::move(base), read_arena_) {
+             std::move(base), read_arena_),
+      wakes_(cfg.workers, int64_t{cfg.push_interval_us} * 1000) {
   for (uint32_t w = 0; w < cfg.workers; ++w) {
     ingress_.push_back(std::make_unique<SpscRing<Ingress>>(cfg.ingress_capacity));
     results_.push_back(std::make_unique<SpscRing<Result>>(cfg.result_capacity));
@@ -196,6 +198,7 @@ size_t Pipeline::sequencer_round(SeqLoop& s) {
   // The apply thread is woken for the round's txs when it takes them now (durable already) or
   // runs the group commit itself.
   if (work > 0 && output_.end_round(engine_->last_seq())) apply_door_->ring();
+  s.round_first_ns = round_start;
   s.probe.round_end(work, round_start, [this] { return apply_ring_->size_approx(); });
   if (task_pending_.load(std::memory_order_acquire) && task_may_run()) run_task();
   maybe_seal_block(work > 0, s.idle_rounds);
@@ -238,6 +241,7 @@ void Pipeline::one_thread_loop() {
   ApplyLoop a(*this, cfg_.wait);
   one_apply_ = &a;
   Idler idler(cfg_.wait, seq_bell_);
+  CommitLinger linger(int64_t{cfg_.commit_linger_us} * 1000);
   bool sequencing = true;
   for (;;) {
     size_t work = 0;
@@ -247,6 +251,8 @@ void Pipeline::one_thread_loop() {
     const bool space_wait = output_.waiting_for_space();
     if (sequencing && !space_wait) {
       work += sequencer_round(s);
+      linger.sequenced(work, s.round_first_ns);
+      if (work > 0 && linger.hold()) work += linger_round(s, linger);
       if (work == 0 && sequencer_may_end()) {
         sequencer_end();
         sequencing = false;
@@ -263,6 +269,15 @@ void Pipeline::one_thread_loop() {
         std::min(seal_wait_us(), apply_wait_us()));
   }
   one_apply_ = nullptr;
+}
+
+// The commit linger (commit_linger.hpp): a sleep not announced to the doorbell (a submit meanwhile
+// wakes nobody), then a round for what arrived; the group commit that follows takes both rounds.
+size_t Pipeline::linger_round(SeqLoop& s, CommitLinger& linger) {
+  std::this_thread::sleep_for(std::chrono::nanoseconds(linger.linger_ns()));
+  const size_t n = sequencer_round(s);
+  linger.sequenced(n, s.round_first_ns);
+  return n;
 }
 
 // One tx from worker w's ring: stamped, executed (its updates go to the apply ring through the
@@ -345,7 +360,19 @@ long Pipeline::apply_wait_us() const {
   const long wait = polling ? 1000 : kParkedIdleUs;
   // The disk was full: the next group commit is tried then.
   if (const long retry = output_.group_retry_us(); retry > 0) return std::min(retry, wait);
+  // A paced wake-up is due then (1 µs at least: the round that wakes it comes next).
+  if (wakes_.waiting()) {
+    const int64_t due_us = wakes_.due_in_ns(realtime_ns()) / 1000;
+    return std::clamp<long>(static_cast<long>(due_us), 1, wait);
+  }
   return wait;
+}
+
+// The workers due a wake-up (worker_wakes.hpp), rung through the notify callback.
+void Pipeline::wake_workers(int64_t now) {
+  TACHYON_OWNER_ONLY(apply_owner_);
+  const uint64_t workers = wakes_.take(now);
+  if (workers != 0 && notify_) notify_(workers);
 }
 
 void Pipeline::run_task() {
@@ -366,6 +393,7 @@ size_t Pipeline::release_results() {
     HeldResult& p = held_.front();
     p.r.t_durable_ns = now;
     if (!results_[p.worker]->try_push(p.r)) break;  // the worker is slow: keep it, retry
+    wakes_.routed(p.worker);
     held_.pop_front();
     --releasable_;
     ++n;
@@ -414,8 +442,9 @@ size_t Pipeline::apply_round(ApplyLoop& a, bool& finished) {
     model_.publish_idle(now);
   }
   model_.collect();
+  if (whole) wakes_.published();
   const size_t routed = probe.route([this] { return release_results(); });
-  if ((whole || routed > 0) && notify_) notify_();
+  if (wakes_.waiting()) wake_workers(now != 0 ? now : realtime_ns());
   // Acquire: pairs with the sequencer's release after its last push, so an empty ring then
   // means everything was applied. After a journal failure, what is left never becomes durable:
   // it is never shown.

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "store/store_support.hpp"
+#include "tachyon/pipe/commit_linger.hpp"
 #include "tachyon/pipe/pipeline.hpp"
 #include "tachyon/store/sim_disk.hpp"
 
@@ -186,6 +187,73 @@ TEST(OneThreadPipeline, a_full_disk_stops_the_intake_and_trading_resumes_when_sp
   std::unique_ptr<Engine> rec;
   store::RecoveryReport rep;
   ASSERT_TRUE(store::recover("/data", EngineConfig{}, rec, rep, opt).ok());
+  EXPECT_EQ(rec->state_hash(), p.engine().state_hash());
+}
+
+TEST(CommitLinger, holds_only_while_txs_come_faster_than_one_per_linger) {
+  pipe::CommitLinger off(0), l(300'000);
+  EXPECT_FALSE(l.hold());  // nothing seen yet
+  int64_t t = 1'000'000'000;
+  for (int i = 0; i < 80; ++i, t += 100'000) {  // one tx per 100 µs
+    l.sequenced(1, t);
+    off.sequenced(1, t);
+  }
+  EXPECT_TRUE(l.hold());
+  EXPECT_FALSE(off.hold());
+  EXPECT_NEAR(static_cast<double>(l.mean_gap_ns()), 100'000.0, 5'000.0);
+  for (int i = 0; i < 40; ++i, t += 1'000'000) l.sequenced(1, t);  // one per ms
+  EXPECT_FALSE(l.hold());
+  l.sequenced(0, t + 1);  // an empty round changes nothing
+  EXPECT_FALSE(l.hold());
+  for (int i = 0; i < 40; ++i, t += 1'000'000) l.sequenced(20, t);  // 20 per ms, together
+  EXPECT_TRUE(l.hold());
+}
+
+// With a commit linger, txs that come one at a time faster than the linger share group commits
+// (written, not synced: without the linger each would have its own), and each is still answered
+// once, only once durable, and replays to the same state.
+TEST(OneThreadPipeline, a_commit_linger_groups_txs_that_come_one_at_a_time) {
+  TempDir dir;
+  TxBuilder b;
+  uint64_t seq = 0;
+  std::vector<Tx> genesis;
+  auto engine = funded(b, seq, genesis);
+  auto journal = genesis_journal({dir.path(), store::Durability::kWrite}, genesis);
+  ASSERT_NE(journal, nullptr);
+  const uint64_t commits_before = journal->stats().commits;
+  pipe::PipelineConfig pc;
+  pc.workers = 1;
+  pc.one_thread = true;
+  pc.wait = pipe::WaitStrategy::kPark;
+  pc.commit_linger_us = 2000;
+  pipe::Pipeline p(pc, std::move(engine), journal.get(), nullptr);
+  p.start();
+  TxBuilder wb = now_builder();
+  std::vector<int64_t> nonce(10, 0);
+  uint64_t bad = 0, got = 0;
+  constexpr uint64_t kTxs = 600;
+  auto take = [&] {
+    p.poll_results(0, [&](const pipe::Result& r) {
+      if (r.cookie != ++got || r.seq > journal->durable_seq() || r.reject != Reject::kOk) ++bad;
+    });
+  };
+  for (uint64_t i = 1; i <= kTxs; ++i) {  // one every 50 µs, far faster than the linger
+    const AccountIndex a = 100 + i % 10;
+    const bool ask = i % 2;
+    ASSERT_TRUE(
+        p.submit(0, wb.limit(a, nonce[a - 100]++, 0, ask, 300000 + (ask ? 100 : -100), 1), i, 0));
+    take();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  while (got < kTxs) take();
+  p.stop();
+  EXPECT_EQ(bad, 0u);
+  const uint64_t commits = journal->stats().commits - commits_before;
+  EXPECT_LT(commits * 4, kTxs) << commits << " group commits for " << kTxs << " txs";
+  journal->close();
+  std::unique_ptr<Engine> rec;
+  store::RecoveryReport rep;
+  ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, rec, rep).ok());
   EXPECT_EQ(rec->state_hash(), p.engine().state_hash());
 }
 

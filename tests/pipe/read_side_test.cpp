@@ -105,7 +105,7 @@ void views_equal_the_engine_after_a_random_stream(const pipe::PipelineConfig& pc
   RandomStream stream(kSeed, StreamConfig{10, 2, 4, realtime_ns()});
   pipe::Pipeline p(pc, std::make_unique<Engine>(small_engine()), nullptr, nullptr);
   std::atomic<uint64_t> notified{0};
-  p.set_notify([&] { notified.fetch_add(1, std::memory_order_relaxed); });
+  p.set_notify([&](uint64_t) { notified.fetch_add(1, std::memory_order_relaxed); });
   p.start();
   auto keys = p.read_side().accounts().reader();
   uint64_t cookie = 0, stale_nonce = 0, transfers = 0;

@@ -400,6 +400,7 @@ class WorkerLogic {
   void drop_subscriber(const std::string& key, const WsConn& c);
   struct FanOutBatch;
   void fan_out();
+  void refresh_publish_interest();
   void fan_out_account(AccountIndex a, const FanOutBatch& batch);
   // f(conn) for every live connection subscribed to `key`.
   template <typename F>
@@ -436,6 +437,7 @@ class WorkerLogic {
   uint64_t next_cookie_ = 1;
   uint64_t next_conn_id_ = 1;
   uint64_t log_pos_ = 0;
+  bool wants_publishes_ = false;  // what the pipeline was last told (refresh_publish_interest)
   std::vector<BookCache> books_;
   // channel key -> subscribers (channel key = the subscribed name, e.g. "trade/0")
   absl::flat_hash_map<std::string, std::vector<Sub>> subs_;

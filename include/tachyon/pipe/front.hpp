@@ -49,9 +49,13 @@ class Front {
   // Worker `w`: hands its routed results to f, at most `limit`; returns how many.
   virtual size_t poll_results(uint32_t w, absl::FunctionRef<void(const Result&)> f,
                               size_t limit = 256) = 0;
-  // Called by the apply thread after each batch it published or results it routed (api workers
-  // wake their io_context with it). Set before the pipeline starts.
-  virtual void set_notify(std::function<void()> f) = 0;
+  // Called by the apply thread with the workers to wake, a bit per worker (worker_wakes.hpp says
+  // which and when: results at once, publishes paced); api workers wake their io_context with it.
+  // Set before the pipeline starts.
+  virtual void set_notify(std::function<void(uint64_t workers)> f) = 0;
+  // Worker `w`, for itself: whether it pushes anything from a publish (subscribers, forwarded txs
+  // waiting for their seq). A worker that does not is woken only for its results. Default: yes.
+  virtual void want_publishes(uint32_t w, bool yes) = 0;
   // The read side: market and account views, history, the update log (any thread).
   virtual ReadSide& read_side() = 0;
   // Readers (any thread): the current snapshot of a market's book.

@@ -20,6 +20,7 @@
 #include "tachyon/core/thread_owner.hpp"
 #include "tachyon/engine/engine.hpp"
 #include "tachyon/pipe/book_snapshot.hpp"
+#include "tachyon/pipe/commit_linger.hpp"
 #include "tachyon/pipe/front.hpp"
 #include "tachyon/pipe/pipe_metrics.hpp"
 #include "tachyon/pipe/probes.hpp"
@@ -28,6 +29,7 @@
 #include "tachyon/pipe/spsc_ring.hpp"
 #include "tachyon/pipe/tx_output.hpp"
 #include "tachyon/pipe/wait.hpp"
+#include "tachyon/pipe/worker_wakes.hpp"
 
 namespace tachyon::pipe {
 
@@ -49,6 +51,10 @@ struct PipelineConfig {
   // batch at the first tx boundary after this many updates, so a burst is published in steps
   // rather than all at its end. 0: 4096 (the most one drain round takes).
   uint32_t apply_batch_updates = 0;
+  // An api worker is woken for published updates at most once per this interval; its fan-out
+  // then carries every publish since (worker_wakes.hpp). Results wake their worker at once. 0:
+  // after every publish.
+  uint32_t push_interval_us = 0;
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
   uint32_t max_readers = 16;  // reader threads per book snapshot
@@ -72,6 +78,10 @@ struct PipelineConfig {
   // machine; docs/ARCHITECTURE.md "Threads on a small machine"). Not with read_side_outside_fork
   // (the two parts allocate from different arenas): two threads then.
   bool one_thread = false;
+  // One thread only: while txs arrive faster than one per this many µs, a round that sequenced
+  // something is followed by a sleep this long and a second round before the group commit
+  // (commit_linger.hpp). 0: never.
+  uint32_t commit_linger_us = 0;
 };
 
 // The whole pipeline, for the app. The api workers see it as a Front (front.hpp).
@@ -100,7 +110,8 @@ class Pipeline final : public Front {
   size_t poll_results_inline(uint32_t w, F&& f, size_t limit = 256) {
     return results_[w]->drain(f, limit);
   }
-  void set_notify(std::function<void()> f) override { notify_ = std::move(f); }
+  void set_notify(std::function<void(uint64_t)> f) override { notify_ = std::move(f); }
+  void want_publishes(uint32_t w, bool yes) override { wakes_.want_publishes(w, yes); }
   ReadSide& read_side() override { return model_.read_side(); }
   Published<BookSnapshot>& book(MarketId m) override { return model_.books().book(m); }
   // Acquire: pairs with the apply thread's release once the views up to it are published.
@@ -177,6 +188,7 @@ class Pipeline final : public Front {
   void place_hot_thread(const char* name, int core, bool spins);
   void sequencer_loop();
   size_t sequencer_round(SeqLoop& s);
+  size_t linger_round(SeqLoop& s, CommitLinger& linger);
   bool sequencer_may_end() const;
   bool sequencer_work_waiting() const;
   void sequencer_end();
@@ -226,7 +238,9 @@ class Pipeline final : public Front {
   // apply thread only
   ThreadOwner apply_owner_{"apply"};
   ReadModel model_;
-  std::function<void()> notify_;
+  std::function<void(uint64_t)> notify_;
+  WorkerWakes wakes_;  // (want_publishes: each worker, for itself)
+  void wake_workers(int64_t now);
   std::vector<BatchSample> batch_samples_;
   uint64_t last_result_seq_ = 0;  // the last tx whose result was applied (maybe not yet published)
   size_t batch_ = 0;       // updates applied and not yet published (whole txs unless mid_tx_)
