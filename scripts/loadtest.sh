@@ -9,7 +9,7 @@
 #   scripts/loadtest.sh [--scenario mixed|demo|lobster] [--rate N] [--duration S] [--out DIR]
 #                       [--durability fsync|write|none|replicated] [--detail off|loadtest]
 #                       [--workers N] [--group-commit apply|writer] [--pipeline-threads 0|1|2]
-#                       [--push-interval US] [--commit-linger US]
+#                       [--push-interval US] [--commit-linger US] [--preallocate true|false]
 #                       [--nats URLS [--stream NAME] [--stream-replicas N]] [--consoles N]
 #                       [-- extra tachyon-load options]
 # With --nats the server is a cluster's primary on that NATS (docs/ARCHITECTURE.md "Cluster").
@@ -38,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --pipeline-threads) pipeline_threads="$2"; shift 2 ;;
     --push-interval) push_interval="$2"; shift 2 ;;
     --commit-linger) commit_linger="$2"; shift 2 ;;
+    --preallocate) preallocate="$2"; shift 2 ;;
     --consoles) consoles="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --nats) nats="$2"; shift 2 ;;
@@ -81,6 +82,7 @@ edit 'group_commit =' "\"$group_commit\""
 edit 'pipeline_threads =' "$pipeline_threads"
 [[ -z ${push_interval:-} ]] || edit 'push_interval_us =' "$push_interval"
 [[ -z ${commit_linger:-} ]] || edit 'commit_linger_us =' "$commit_linger"
+[[ -z ${preallocate:-} ]] || edit 'preallocate_segments =' "$preallocate"
 edit 'detail =' "\"$detail\""
 edit 'trace_dir =' "\"$out/traces\""
 if [[ -n $nats ]]; then

@@ -38,6 +38,15 @@ Status get_str(const toml::table& t, const char* key, std::string& out, const st
   return Status();
 }
 
+Status get_bool(const toml::table& t, const char* key, bool& out, const std::string& origin) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return Status();
+  if (!n->is_boolean())
+    return Status::error(where(*n, origin) + ": '" + key + "' must be true or false");
+  out = *n->value<bool>();
+  return Status();
+}
+
 #define TRY(expr)                                \
   do {                                           \
     if (Status s_ = (expr); !s_.ok()) return s_; \
@@ -138,6 +147,7 @@ Status parse_store(const toml::table& t, const std::string& origin, Config& c) {
   }
   std::string gc;
   TRY(get_int(t, "commit_linger_us", c.commit_linger_us, origin, 0, 100'000));
+  TRY(get_bool(t, "preallocate_segments", c.preallocate_segments, origin));
   TRY(get_str(t, "group_commit", gc, origin));
   if (gc == "apply" || gc == "writer") {
     c.group_commit_on_apply = gc == "apply";
@@ -358,6 +368,7 @@ std::string describe(const Config& c) {
     << "\"\nsegment_bytes = " << c.segment_bytes << "\ngroup_commit = \""
     << (c.group_commit_on_apply ? "apply" : "writer")
     << "\"\ncommit_linger_us = " << c.commit_linger_us
+    << "\npreallocate_segments = " << (c.preallocate_segments ? "true" : "false")
     << "\nsnapshot_every_txs = " << c.snapshot_every_txs
     << "\nsnapshot_interval_s = " << c.snapshot_interval_s
     << "\nsnapshot_keep = " << c.snapshot_keep << "\nsnapshot_from = \""

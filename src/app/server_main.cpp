@@ -211,6 +211,7 @@ bool open_store(const app::Config& c, const Recovered& rec, Server& srv) {
   }
   store::JournalConfig jc{c.data_dir, c.durability, c.segment_bytes};
   jc.replicator = srv.cluster ? srv.cluster->replicator() : nullptr;
+  jc.preallocate = c.preallocate_segments;
   jc.group_commit =
       c.group_commit_on_apply ? store::GroupCommit::kFlusher : store::GroupCommit::kWriterThread;
   // A standby configured "replicated" syncs its copy until it takes over (nothing to wait for).
@@ -505,10 +506,11 @@ void report_ready(const app::Config& c, const Startup& start, const Recovered& r
   srv.committer->set_paused(false);  // now it may rebuild its replica and catch up
 }
 
-// Waits up to 10 ms for a signal. False on SIGTERM or SIGINT: time to shut down. SIGHUP reopens
+// Waits up to round_ms for a signal. False on SIGTERM or SIGINT: time to shut down. SIGHUP reopens
 // the log file and loads the TLS certificate again.
-bool no_stop_signal(const app::Config& c, const sigset_t& signals, api::ApiServer* api) {
-  timespec ts{0, 10'000'000};
+bool no_stop_signal(const app::Config& c, const sigset_t& signals, api::ApiServer* api,
+                    long round_ms) {
+  timespec ts{0, round_ms * 1'000'000};
   const int sig = sigtimedwait(&signals, nullptr, &ts);
   if (sig == SIGTERM || sig == SIGINT) {
     spdlog::info("signal {}: shutting down", sig);
@@ -554,13 +556,16 @@ int store_failure(Server& srv, bool& out_of_space) {
   return 0;
 }
 
-// Rounds of at most 10 ms until SIGTERM or SIGINT (0) or a store failure (3).
+// Rounds until SIGTERM or SIGINT (0) or a store failure (3): 10 ms with the demo load, which
+// paces its txs from here, else 100 ms (each round is a wake-up of this thread: under light load
+// a 10 ms round cost half a context switch per tx).
 int run(const app::Config& c, const Startup& start, Server& srv, SnapshotScheduler& snapshots) {
   std::optional<DemoLoad> demo;
   if (srv.local) demo.emplace(c, srv);
   const bool watchdog = std::getenv("WATCHDOG_USEC") != nullptr;
   bool committer_logged = false, out_of_space = false;
-  while (no_stop_signal(c, start.signals, srv.api ? &*srv.api : nullptr)) {
+  const long round_ms = demo ? 10 : 100;
+  while (no_stop_signal(c, start.signals, srv.api ? &*srv.api : nullptr, round_ms)) {
     if (watchdog) sd_notify("WATCHDOG=1");
     if (!committer_logged && srv.committer->prepared()) {
       committer_logged = true;

@@ -47,6 +47,7 @@ class PosixDisk final : public Disk {
       case OpenMode::kCreateAppend: flags |= O_CREAT | O_APPEND; break;
       case OpenMode::kCreateTruncate: flags |= O_CREAT | O_TRUNC; break;
       case OpenMode::kCreateNew: flags |= O_CREAT | O_EXCL; break;
+      case OpenMode::kUpdate: break;
     }
     fd = ::open(path.c_str(), flags, mode == OpenMode::kCreateNew ? 0600 : 0644);
     return fd < 0 ? sys_error("open", path) : Status();

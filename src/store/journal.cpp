@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "journal_format.hpp"
 #include "tachyon/codec/codec.hpp"
 #include "tachyon/core/assert.hpp"
 #include "tachyon/core/crc32c.hpp"
@@ -14,43 +15,9 @@
 namespace tachyon::store {
 
 namespace {
-constexpr char kMagic[8] = {'T', 'C', 'H', 'Y', 'J', 'R', 'N', 'L'};
-constexpr uint32_t kJournalVersion = 1;
-
-std::string segment_name(uint64_t first_seq) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "journal-%020llu.wal",
-                static_cast<unsigned long long>(first_seq));
-  return buf;
-}
-
-std::vector<uint8_t> segment_header(uint64_t first_seq) {
-  std::vector<uint8_t> h(kSegmentHeaderSize);
-  std::memcpy(h.data(), kMagic, 8);
-  std::memcpy(h.data() + 8, &first_seq, 8);
-  std::memcpy(h.data() + 16, &kJournalVersion, 4);
-  const uint32_t crc = crc32c(h.data(), 20);
-  std::memcpy(h.data() + 20, &crc, 4);
-  return h;
-}
-
-struct Segment {
-  uint64_t first_seq;
-  std::string path;
-};
-
-std::vector<Segment> list_segments(Disk& disk, const std::string& dir) {
-  std::vector<Segment> out;
-  std::vector<std::string> names;
-  if (!disk.list(dir, names).ok()) return out;
-  for (const std::string& name : names) {
-    unsigned long long seq = 0;
-    if (name.size() == 32 && std::sscanf(name.c_str(), "journal-%20llu.wal", &seq) == 1)
-      out.push_back({seq, dir + "/" + name});
-  }
-  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.first_seq < b.first_seq; });
-  return out;
-}
+using journal_format::list_segments;
+using journal_format::segment_header;
+using journal_format::segment_name;
 
 // A failed sync is never retried (see Journal::failed()), whatever its errno says.
 Status final_error(const Status& s) { return s.ok() ? s : Status::error(s.message()); }
@@ -59,10 +26,6 @@ int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-bool all_zero(const uint8_t* p, size_t n) {
-  return std::all_of(p, p + n, [](uint8_t b) { return b == 0; });
 }
 }  // namespace
 
@@ -90,137 +53,13 @@ const char* durability_name(Durability d) {
   return "?";
 }
 
-// ---- scanning and recovery ----
-
-uint64_t first_journal_seq(const std::string& dir, Disk& disk) {
-  const auto segments = list_segments(disk, dir);
-  return segments.empty() ? 0 : segments.front().first_seq;
-}
-
-namespace {
-
-// Reads one segment's records. `tail`: the last segment, where a torn end is expected.
-class SegmentScan {
- public:
-  SegmentScan(const Segment& seg, bool tail, const std::vector<uint8_t>& data, JournalScan& scan)
-      : seg_(seg), tail_(tail), data_(data), scan_(scan) {}
-
-  // Calls `apply` for each record after after_seq; `expect` is the next seq (0: not yet known).
-  // Sets torn_at when the segment ends in a torn tail (SIZE_MAX: it does not).
-  Status run(uint64_t after_seq, uint64_t& expect, const std::function<void(const Tx&)>& apply);
-  size_t torn_at = SIZE_MAX;
-  std::string torn_why;
-
- private:
-  Status damaged(size_t off, const std::string& why);
-  Status header(uint64_t expect);
-  std::string where(size_t off) const { return seg_.path + " at offset " + std::to_string(off); }
-
-  const Segment& seg_;
-  const bool tail_;
-  const std::vector<uint8_t>& data_;
-  JournalScan& scan_;
-};
-
-// A power cut during a group commit leaves the unsynced end of the last segment cut short, zeroed,
-// or with a last page whose sectors are partly old: damage followed by nothing but zeros, or by at
-// most the rest of one page. Damage further back, or in an earlier segment, is corruption.
-constexpr size_t kTornBytes = 4096 + kFrameHeaderSize + codec::kMaxRecordSize;
-
-Status SegmentScan::damaged(size_t off, const std::string& why) {
-  if (!tail_)
-    return Status::error("journal corrupt in " + where(off) + ": " + why +
-                         " (not the last segment)");
-  const size_t rest = data_.size() - off;
-  if (rest > kTornBytes && !all_zero(data_.data() + off + kTornBytes, rest - kTornBytes))
-    return Status::error("journal corrupt in " + where(off) + ": " + why +
-                         ", with records after it");
-  torn_at = off;
-  torn_why = why;
-  return Status();
-}
-
-Status SegmentScan::header(uint64_t expect) {
-  if (data_.size() < kSegmentHeaderSize) return damaged(0, "segment header incomplete");
-  if (all_zero(data_.data(), kSegmentHeaderSize)) return damaged(0, "segment header not written");
-  uint32_t crc = 0;
-  std::memcpy(&crc, data_.data() + 20, 4);
-  uint64_t first = 0;
-  std::memcpy(&first, data_.data() + 8, 8);
-  if (std::memcmp(data_.data(), kMagic, 8) != 0 || crc != crc32c(data_.data(), 20) ||
-      first != seg_.first_seq)
-    return Status::error("journal segment header corrupt: " + seg_.path);
-  if (expect != 0 && first != expect)
-    return Status::error("journal gap: " + seg_.path + " starts at seq " + std::to_string(first) +
-                         ", expected " + std::to_string(expect));
-  return Status();
-}
-
-Status SegmentScan::run(uint64_t after_seq, uint64_t& expect,
-                        const std::function<void(const Tx&)>& apply) {
-  if (Status s = header(expect); !s.ok() || torn_at != SIZE_MAX) return s;
-  for (size_t off = kSegmentHeaderSize; off < data_.size();) {
-    const size_t left = data_.size() - off;
-    if (left < kFrameHeaderSize) return damaged(off, "partial frame header");
-    if (all_zero(data_.data() + off, left)) return damaged(off, "zero-filled tail");
-    uint32_t len = 0, fcrc = 0;
-    std::memcpy(&len, data_.data() + off, 4);
-    std::memcpy(&fcrc, data_.data() + off + 4, 4);
-    const uint8_t* payload = data_.data() + off + kFrameHeaderSize;
-    if (len == 0 || len > codec::kMaxRecordSize) return damaged(off, "impossible record length");
-    if (len > left - kFrameHeaderSize) return damaged(off, "frame runs past the end");
-    if (crc32c(payload, len) != fcrc) return damaged(off, "checksum mismatch");
-    Tx tx;
-    const codec::Decoded d = codec::decode(std::span<const uint8_t>(payload, len), tx);
-    if (!d.ok())  // its checksum held: written that way, not torn
-      return Status::error("journal record undecodable in " + where(off) + ": " +
-                           std::string(codec::error_message(d.error)));
-    const uint64_t seq = tx.h.seq;
-    if (expect == 0 ? seq != seg_.first_seq : seq != expect)
-      return Status::error("journal seq out of order in " + where(off) + ": got " +
-                           std::to_string(seq));
-    expect = seq + 1;
-    if (scan_.first_seq == 0) scan_.first_seq = seq;
-    scan_.last_seq = seq;
-    ++scan_.records;
-    if (seq > after_seq) apply(tx);
-    off += kFrameHeaderSize + len;
-  }
-  return Status();
-}
-
-}  // namespace
-
-Status replay_journal(const std::string& dir, uint64_t after_seq,
-                      const std::function<void(const Tx&)>& apply, JournalScan& scan, bool repair,
-                      Disk& disk) {
-  scan = JournalScan{};
-  const auto segments = list_segments(disk, dir);
-  uint64_t expect = 0;  // next seq; 0 = not yet known
-  for (size_t si = 0; si < segments.size(); ++si) {
-    const Segment& seg = segments[si];
-    std::vector<uint8_t> data;
-    if (Status s = disk.read(seg.path, data); !s.ok()) return s;
-    ++scan.segments;
-    SegmentScan seg_scan(seg, si + 1 == segments.size(), data, scan);
-    if (Status s = seg_scan.run(after_seq, expect, apply); !s.ok()) return s;
-    if (seg_scan.torn_at == SIZE_MAX) continue;
-    scan.truncated_tail = true;
-    scan.note = "truncated torn tail of " + seg.path + " at offset " +
-                std::to_string(seg_scan.torn_at) + ": " + seg_scan.torn_why;
-    if (!repair) break;
-    if (seg_scan.torn_at < kSegmentHeaderSize) return disk.remove(seg.path);
-    return disk.truncate_file(seg.path, seg_scan.torn_at);
-  }
-  return Status();
-}
-
 // ---- appending ----
 
 Status Journal::open(const JournalConfig& cfg, uint64_t next_seq, std::unique_ptr<Journal>& out) {
   Disk& disk = *cfg.disk;
   if (Status s = disk.make_dirs(cfg.dir); !s.ok()) return s;
   std::unique_ptr<Journal> j(new Journal(cfg));
+  j->cfg_.preallocate = cfg.preallocate && syncs(cfg.durability);
   if (cfg.durability == Durability::kReplicated && cfg.replicator == nullptr)
     return Status::error("journal: replicated durability needs a replicator (a cluster role)");
   j->next_seq_ = next_seq;
@@ -232,19 +71,32 @@ Status Journal::open(const JournalConfig& cfg, uint64_t next_seq, std::unique_pt
   j->waits_for_replicas_ = cfg.durability == Durability::kReplicated;
   const auto segments = list_segments(disk, cfg.dir);
   if (!segments.empty() && segments.back().first_seq <= next_seq) {
-    const std::string& path = segments.back().path;
-    if (Status s = disk.open(path, OpenMode::kAppend, j->fd_); !s.ok()) return s;
-    if (Status s = disk.size(j->fd_, j->segment_size_); !s.ok()) return s;
-    // What recovery read is what later records build on: durable before any of them is.
+    bool goes_on = false;
+    if (Status s = j->continue_segment(segments.back().path, goes_on); !s.ok()) return s;
+    // What recovery read is what later records build on: durable before any of them is, also
+    // when they go into a new segment.
     if (syncs(cfg.durability)) {
       if (Status s = disk.sync(j->fd_); !s.ok()) return s;
     }
-  } else if (Status s = j->roll_segment(next_seq); !s.ok()) {
-    return s;
+    if (!goes_on) {
+      disk.close(j->fd_);
+      j->fd_ = -1;
+    }
   }
-  j->pending_.reserve(cfg.max_pending_bytes);
-  j->writing_.reserve(cfg.max_pending_bytes);
+  if (j->fd_ < 0) {
+    if (Status s = j->roll_segment(next_seq); !s.ok()) return s;
+  }
+  // (A group's header and padding: 32 bytes more than the records it frames.)
+  j->pending_.reserve(cfg.max_pending_bytes + 32);
+  j->writing_.reserve(cfg.max_pending_bytes + 32);
   j->staged_.reserve(cfg.max_pending_bytes / 2);
+  // (The spare thread first: the writer's rolls look whether there is one.)
+  if (j->cfg_.preallocate && cfg.group_commit != GroupCommit::kAppender) {
+    j->spare_thread_ = std::thread([p = j.get()] {
+      pthread_setname_np(pthread_self(), "journal-spare");
+      p->spare_loop();
+    });
+  }
   if (cfg.group_commit == GroupCommit::kWriterThread) {
     j->writer_ = std::thread([p = j.get()] {
       pthread_setname_np(pthread_self(), "journal");
@@ -253,6 +105,32 @@ Status Journal::open(const JournalConfig& cfg, uint64_t next_seq, std::unique_pt
   }
   out = std::move(j);
   return Status();
+}
+
+// Opens the last segment; `goes_on` when its version is the one this journal writes, so that
+// more groups or records go into it (else a new segment starts after it). A version 2 segment's
+// end is after its last whole group header (recovery repaired what followed it).
+Status Journal::continue_segment(const std::string& path, bool& goes_on) {
+  Disk& disk = *cfg_.disk;
+  std::shared_ptr<const FileBytes> bytes;
+  if (Status s = disk.map(path, bytes); !s.ok()) return s;
+  const uint8_t* d = bytes->data();
+  const size_t n = bytes->size();
+  uint32_t version = 0;
+  if (n >= kSegmentHeaderSize) std::memcpy(&version, d + 16, 4);
+  const uint32_t mine = cfg_.preallocate ? journal_format::kGroups : journal_format::kRecords;
+  goes_on = version == mine;
+  if (!goes_on) return disk.open(path, OpenMode::kUpdate, fd_);  // to sync what it holds
+  if (!cfg_.preallocate) {
+    segment_size_ = n;
+    return disk.open(path, OpenMode::kAppend, fd_);
+  }
+  size_t end = kSegmentHeaderSize;
+  journal_format::GroupHeader g;
+  while (journal_format::read_group_header(d, n, end, g)) end += journal_format::group_span(g.len);
+  segment_size_ = std::min(end, n);
+  preallocated_ = n >= cfg_.segment_bytes;
+  return disk.open(path, OpenMode::kUpdate, fd_);
 }
 
 Journal::~Journal() { close(); }
@@ -270,10 +148,19 @@ Status Journal::roll_segment(uint64_t first_seq) {
   }
   const std::string path = cfg_.dir + "/" + segment_name(first_seq);
   (void)disk.remove(path);  // left by a start that failed: its header may be partial
+  // Version 2 segments are written at offsets (pwrite): a spare in place, else a growing file.
+  const bool spare = cfg_.preallocate && take_spare(path);
+  const OpenMode mode = spare              ? OpenMode::kUpdate
+                        : cfg_.preallocate ? OpenMode::kCreateTruncate
+                                           : OpenMode::kCreateAppend;
   int fd = -1;
-  if (Status s = disk.open(path, OpenMode::kCreateAppend, fd); !s.ok()) return s;
-  const auto h = segment_header(first_seq);
-  Status s = disk.write(fd, h.data(), h.size());
+  if (Status s = disk.open(path, mode, fd); !s.ok()) {
+    if (spare) (void)disk.remove(path);
+    return s;
+  }
+  const auto h = segment_header(
+      first_seq, cfg_.preallocate ? journal_format::kGroups : journal_format::kRecords);
+  Status s = disk.pwrite(fd, h.data(), h.size(), 0);
   if (s.ok() && syncs(cfg_.durability)) s = final_error(disk.sync_dir(cfg_.dir));
   if (!s.ok()) {
     disk.close(fd);
@@ -282,7 +169,66 @@ Status Journal::roll_segment(uint64_t first_seq) {
   }
   fd_ = fd;
   segment_size_ = h.size();
+  preallocated_ = spare;
+  if (spare) {
+    std::lock_guard lk(mu_);
+    ++stats_.spares_used;
+  }
   return Status();
+}
+
+// The spare, renamed to `path` (false: none is ready). Without a spare thread it is made here and
+// now: by the appender (the simulation stays deterministic), and by open() for a new journal's
+// first segment (before the spare thread starts).
+bool Journal::take_spare(const std::string& path) {
+  Disk& disk = *cfg_.disk;
+  if (!spare_thread_.joinable()) return make_spare().ok() && disk.rename(spare_path(), path).ok();
+  std::lock_guard lk(spare_mu_);
+  if (!spare_ready_) return false;
+  spare_ready_ = false;
+  spare_cv_.notify_all();  // the next one
+  return disk.rename(spare_path(), path).ok();
+}
+
+// A segment-sized file of zeros, synced (data and size): written over later, its blocks are
+// allocated and its size is durable. Stops early (failing) when the journal closes.
+Status Journal::make_spare() {
+  Disk& disk = *cfg_.disk;
+  const std::string p = spare_path();
+  (void)disk.remove(p);
+  int fd = -1;
+  if (Status s = disk.open(p, OpenMode::kCreateTruncate, fd); !s.ok()) return s;
+  const std::vector<uint8_t> zeros(std::min<uint64_t>(cfg_.segment_bytes, 1 << 20), 0);
+  Status s;
+  for (uint64_t at = 0; s.ok() && at < cfg_.segment_bytes; at += zeros.size()) {
+    if (spare_stop_.load(std::memory_order_relaxed)) s = Status::error("journal closing");
+    if (s.ok())
+      s = disk.write(fd, zeros.data(), std::min<uint64_t>(zeros.size(), cfg_.segment_bytes - at));
+  }
+  if (s.ok()) s = disk.sync(fd);
+  disk.close(fd);
+  if (!s.ok()) (void)disk.remove(p);
+  return s;
+}
+
+// The spare thread: a spare ready whenever one was taken. A failure (a full disk) is retried
+// after a second; meanwhile segments grow as in version 1.
+void Journal::spare_loop() {
+  std::unique_lock lk(spare_mu_);
+  for (;;) {
+    spare_cv_.wait(lk,
+                   [&] { return spare_stop_.load(std::memory_order_relaxed) || !spare_ready_; });
+    if (spare_stop_.load(std::memory_order_relaxed)) return;
+    lk.unlock();
+    const Status s = make_spare();
+    lk.lock();
+    if (s.ok()) {
+      spare_ready_ = true;
+    } else {
+      spare_cv_.wait_for(lk, std::chrono::seconds(1),
+                         [&] { return spare_stop_.load(std::memory_order_relaxed); });
+    }
+  }
 }
 
 void Journal::stage(const Tx& tx) {
@@ -315,7 +261,10 @@ void Journal::hand_off() {
     return pending_.empty() || pending_.size() + staged_.size() <= cfg_.max_pending_bytes ||
            failed() || !room_comes;
   });
-  if (pending_.empty()) pending_first_ = staged_first_;
+  if (pending_.empty()) {
+    pending_first_ = staged_first_;
+    if (cfg_.preallocate) pending_.resize(kGroupHeaderSize);  // the group header's place
+  }
   pending_.insert(pending_.end(), staged_.begin(), staged_.end());
   pending_last_ = staged_last_;
   lk.unlock();
@@ -342,25 +291,41 @@ bool Journal::take_pending(bool wait_for_work) {
     writing_last_ = pending_last_;
   }
   space_cv_.notify_all();
+  if (cfg_.preallocate) frame_group();
   return true;
 }
 
+// Version 2: the group header into the place hand_off left for it, and the padding.
+void Journal::frame_group() {
+  writing_records_ = writing_.size() - kGroupHeaderSize;
+  writing_.resize(journal_format::group_span(static_cast<uint32_t>(writing_records_)), 0);
+  journal_format::write_group_header(writing_.data(), writing_first_,
+                                     writing_.data() + kGroupHeaderSize, writing_records_);
+}
+
 // One group commit's I/O. Out of space, the partial write is cut off again, so the segment holds
-// whole records only and the retry appends where the failed write started.
+// whole records (or groups) only and the retry writes where the failed write started.
 Status Journal::write_group() {
   Disk& disk = *cfg_.disk;
-  if (fd_ < 0 || (segment_size_ + writing_.size() > cfg_.segment_bytes &&
-                  segment_size_ > kSegmentHeaderSize)) {
+  const bool full =
+      segment_size_ + writing_.size() > cfg_.segment_bytes && segment_size_ > kSegmentHeaderSize;
+  if (fd_ < 0 || full) {
     if (Status s = roll_segment(writing_first_); !s.ok()) return s;
   }
-  if (Status s = disk.write(fd_, writing_.data(), writing_.size()); !s.ok()) {
-    if (!store::out_of_space(s)) return s;
+  const Status w = cfg_.preallocate
+                       ? disk.pwrite(fd_, writing_.data(), writing_.size(), segment_size_)
+                       : disk.write(fd_, writing_.data(), writing_.size());
+  if (!w.ok()) {
+    if (!store::out_of_space(w)) return w;
     if (Status t = disk.truncate(fd_, segment_size_); !t.ok()) return t;  // cannot cut: failed
-    return s;
+    preallocated_ = false;
+    return w;
   }
   segment_size_ += writing_.size();
   if (Replicator* r = replicator_.load(std::memory_order_acquire); r != nullptr) {
-    r->send(*this, writing_first_, writing_last_, writing_.data(), writing_.size());
+    const size_t head = cfg_.preallocate ? kGroupHeaderSize : 0;  // the frames only
+    r->send(*this, writing_first_, writing_last_, writing_.data() + head,
+            cfg_.preallocate ? writing_records_ : writing_.size());
   }
   if (syncs(cfg_.durability)) return final_error(disk.sync(fd_));
   return Status();
@@ -523,6 +488,15 @@ void Journal::close() {
     if (!failed() && cfg_.durability != Durability::kNone) (void)cfg_.disk->sync(fd_);
     cfg_.disk->close(fd_);
     fd_ = -1;
+  }
+  if (spare_thread_.joinable()) {
+    {
+      std::lock_guard lk(spare_mu_);
+      spare_stop_.store(true, std::memory_order_relaxed);
+    }
+    spare_cv_.notify_all();
+    spare_thread_.join();
+    (void)cfg_.disk->remove(spare_path());  // a segment's worth of zeros nobody will use
   }
 }
 

@@ -65,7 +65,8 @@ Status SimDisk::open(const std::string& path, OpenMode mode, int& fd) {
   if (dirs_.count(dir_of(path)) == 0) return fail("open " + path, ENOENT);
   auto it = names_.find(path);
   if (mode == OpenMode::kCreateNew && it != names_.end()) return fail("open " + path, EEXIST);
-  if (mode == OpenMode::kAppend && it == names_.end()) return fail("open " + path, ENOENT);
+  if ((mode == OpenMode::kAppend || mode == OpenMode::kUpdate) && it == names_.end())
+    return fail("open " + path, ENOENT);
   if (it == names_.end()) it = names_.emplace(path, std::make_shared<Inode>()).first;
   if (mode == OpenMode::kCreateTruncate) it->second->data.clear();
   fd = next_fd_++;
@@ -234,14 +235,22 @@ bool SimDisk::powered_off() const {
 }
 
 // What a power cut leaves of a file: its synced bytes, and of the rest none, a prefix, or a prefix
-// whose last page is torn (each of its 512-byte sectors old or new).
+// whose last page is torn (each of its 512-byte sectors old or new). A file whose synced bytes were
+// written over (a preallocated journal segment) may also keep any mix of its pages old, new or
+// torn, in no order (scattered()), the growth past its synced size as a prefix.
 std::vector<uint8_t> SimDisk::torn(const Inode& f) {
   const std::vector<uint8_t>& old = f.synced;
   const std::vector<uint8_t>& now = f.data;
   if (old == now) return old;
-  const uint64_t mode = next_random() % 3;
+  const size_t lo = std::min(old.size(), now.size());
+  const bool overwritten = lo > 0 && std::memcmp(old.data(), now.data(), lo) != 0;
+  const uint64_t mode = next_random() % (overwritten ? 4 : 3);
   if (mode == 0) return old;
-  const size_t lo = std::min(old.size(), now.size()), hi = std::max(old.size(), now.size());
+  if (mode == 3) {
+    ++scattered_;
+    return scattered(old, now);
+  }
+  const size_t hi = std::max(old.size(), now.size());
   const size_t len = lo + static_cast<size_t>(next_random() % (hi - lo + 1));
   std::vector<uint8_t> out(len, 0);
   std::memcpy(out.data(), now.data(), std::min(len, now.size()));
@@ -252,6 +261,29 @@ std::vector<uint8_t> SimDisk::torn(const Inode& f) {
     std::memset(out.data() + from, 0, n);
     if (from < old.size())
       std::memcpy(out.data() + from, old.data() + from, std::min(n, old.size() - from));
+  }
+  return out;
+}
+
+std::vector<uint8_t> SimDisk::scattered(const std::vector<uint8_t>& old,
+                                        const std::vector<uint8_t>& now) {
+  const size_t lo = std::min(old.size(), now.size()), hi = std::max(old.size(), now.size());
+  const size_t len = lo + static_cast<size_t>(next_random() % (hi - lo + 1));
+  std::vector<uint8_t> out(len, 0);
+  std::memcpy(out.data(), old.data(), std::min(len, old.size()));
+  for (size_t page = 0; page < len; page += kPage) {
+    const size_t end = std::min(page + kPage, len);
+    if (page < lo &&
+        std::memcmp(old.data() + page, now.data() + page, std::min(end, lo) - page) == 0)
+      continue;  // not written over
+    // 0: old, 1: new, 2: each sector old or new; the growth is a prefix (new).
+    const uint64_t fate = page >= lo ? 1 : next_random() % 3;
+    for (size_t from = page; from < end && fate != 0; from += kSector) {
+      if (fate == 2 && (next_random() & 1) == 0) continue;
+      const size_t n = std::min(kSector, end - from);
+      if (from < now.size())
+        std::memcpy(out.data() + from, now.data() + from, std::min(n, now.size() - from));
+    }
   }
   return out;
 }
@@ -311,6 +343,11 @@ uint64_t SimDisk::power_cuts() const {
 uint64_t SimDisk::faults_injected() const {
   std::lock_guard lk(mu_);
   return faults_;
+}
+
+uint64_t SimDisk::scattered_restores() const {
+  std::lock_guard lk(mu_);
+  return scattered_;
 }
 
 std::unique_ptr<SimDisk> SimDisk::durable_copy() const {

@@ -40,7 +40,7 @@ int64_t env_or(const char* name, int64_t fallback) {
 
 struct Totals {
   uint64_t power_cuts = 0, crashes = 0, sync_failures = 0, full_disks = 0, snapshot_failures = 0;
-  uint64_t acked = 0, torn_tails = 0, snapshots = 0;
+  uint64_t acked = 0, torn_tails = 0, snapshots = 0, scattered = 0;
 };
 
 // The fault that ends an epoch, or (a full disk) interrupts it.
@@ -51,6 +51,8 @@ class Simulation {
  public:
   Simulation(uint64_t seed, Totals& totals)
       : seed_(seed), disk_(seed), rng_(seed * 31 + 7), t_(totals) {}
+
+  uint64_t scattered_restores() const { return disk_.scattered_restores(); }
 
   void run(int epochs) {
     for (int epoch = 0; epoch < epochs; ++epoch) {
@@ -90,6 +92,7 @@ class Simulation {
     jc.dir = kDir;
     jc.durability = store::Durability::kFsync;
     jc.segment_bytes = 4096 * (1 + rng_.below(8));
+    jc.preallocate = rng_.chance(50);  // version 2 segments, written over (or version 1)
     jc.disk = &disk_;
     jc.group_commit = store::GroupCommit::kAppender;
     const Status o = store::Journal::open(jc, seq + 1, journal_);
@@ -222,6 +225,7 @@ TEST(PowerCutSimulation, acknowledged_txs_survive_every_cut_crash_and_disk_fault
     const uint64_t seed = one != 0 ? static_cast<uint64_t>(one) : static_cast<uint64_t>(i + 1);
     Simulation sim(seed, t);
     sim.run(epochs);
+    t.scattered += sim.scattered_restores();
     if (::testing::Test::HasFatalFailure()) {
       ADD_FAILURE() << "reproduce with TACHYON_SIM_SEED=" << seed;
       return;
@@ -230,17 +234,20 @@ TEST(PowerCutSimulation, acknowledged_txs_survive_every_cut_crash_and_disk_fault
   std::printf(
       "simulated %lld seeds x %d restarts: %llu power cuts (%llu torn tails truncated), %llu "
       "crashes, %llu failed syncs, %llu full disks, %llu failed snapshots survived; %llu group "
-      "commits acknowledged, %llu snapshots\n",
+      "commits acknowledged, %llu snapshots; %llu files came back with pages out of order\n",
       static_cast<long long>(seeds), epochs, (unsigned long long)t.power_cuts,
       (unsigned long long)t.torn_tails, (unsigned long long)t.crashes,
       (unsigned long long)t.sync_failures, (unsigned long long)t.full_disks,
       (unsigned long long)t.snapshot_failures, (unsigned long long)t.acked,
-      (unsigned long long)t.snapshots);
+      (unsigned long long)t.snapshots, (unsigned long long)t.scattered);
   EXPECT_GT(t.power_cuts, 0u);
   EXPECT_GT(t.torn_tails, 0u);
   EXPECT_GT(t.sync_failures, 0u);
   EXPECT_GT(t.full_disks, 0u);
   EXPECT_GT(t.snapshot_failures, 0u);
+  if (seeds >= 20) {
+    EXPECT_GT(t.scattered, 0u);
+  }
 }
 
 }  // namespace

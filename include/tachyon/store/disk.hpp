@@ -26,6 +26,8 @@ enum class OpenMode : uint8_t {
   kCreateAppend,    // created when missing; every write goes to its end
   kCreateTruncate,  // created or emptied; writes go to the file position, pwrite anywhere
   kCreateNew,       // must not exist yet (a key that must never be overwritten)
+  kUpdate,          // an existing file, kept as it is; writes go to the file position, pwrite
+                    // anywhere (a preallocated journal segment)
 };
 
 // A whole file's bytes, read-only (mapped by the real disk, copied by the simulated one).

@@ -8,8 +8,20 @@
 //
 // Segment file "journal-<first seq, 20 digits>.wal":
 //   header (24 bytes): magic "TCHYJRNL", u64 first seq, u32 version, u32 crc32c of the 20 bytes
-//   before it; then records: u32 payload length, u32 crc32c(payload), payload = one codec Tx
-//   record (which carries seq, block and time).
+//   before it; then
+//   version 1: records: u32 payload length, u32 crc32c(payload), payload = one codec Tx record
+//     (which carries seq, block and time);
+//   version 2 (JournalConfig::preallocate): groups, one per group commit: a group header (24
+//     bytes: magic "TGRP", u32 length of its records, u64 first seq, u32 crc32c of its records,
+//     u32 crc32c of the 20 bytes before it), its records as in version 1, zeros up to a multiple
+//     of 8; then zeros to the end of the file (a preallocated segment is created at full size).
+//
+// Preallocation (docs/ARCHITECTURE.md "Storage and the simulated disk"): a helper thread keeps a
+// spare segment file, zero-filled and synced, ready for the next roll. A group commit into it
+// overwrites allocated blocks, so its fdatasync writes the data and no size change, and waits
+// once instead of twice. Overwrites can reach the media in any order, so recovery tells a torn
+// last group (no whole group after it: it was never acknowledged) from corruption (a whole group
+// after the damage) by the groups' checksums.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -71,10 +83,15 @@ struct JournalConfig {
   GroupCommit group_commit = GroupCommit::kWriterThread;
   int space_retry_ms = 100;          // out of space: how often the writer tries again
   Replicator* replicator = nullptr;  // required by kReplicated, unused otherwise
+  // Preallocated segments in version 2 (above); only with a durability that syncs. open() makes
+  // a new journal's first spare itself, kAppender each one when it needs it. A roll that finds no
+  // spare ready (a disk that was full) starts a segment that grows, as in version 1.
+  bool preallocate = false;
 };
 
 inline constexpr size_t kSegmentHeaderSize = 24;
 inline constexpr size_t kFrameHeaderSize = 8;
+inline constexpr size_t kGroupHeaderSize = 24;
 
 // What a scan of the journal found.
 struct JournalScan {
@@ -93,8 +110,9 @@ uint64_t first_journal_seq(const std::string& dir, Disk& disk = posix_disk());
 // A torn tail is truncated (repair) and reported: what a power cut during a group commit leaves
 // at the end of the last segment, zeros, a cut record, or a last page whose sectors are partly
 // old (so an intact record may follow the damaged one within that page; neither was
-// acknowledged). Damage anywhere else stops with an error: replaying past a hole would build a
-// state nobody acknowledged.
+// acknowledged); in a version 2 segment, a damaged last group with no whole group after it.
+// Damage anywhere else stops with an error: replaying past a hole would build a state nobody
+// acknowledged.
 Status replay_journal(const std::string& dir, uint64_t after_seq,
                       const std::function<void(const Tx&)>& apply, JournalScan& scan,
                       bool repair = true, Disk& disk = posix_disk());
@@ -181,6 +199,7 @@ class Journal {
     uint64_t records = 0;
     uint64_t bytes = 0;
     uint64_t space_waits = 0;  // group commits that found the disk full
+    uint64_t spares_used = 0;  // segments started preallocated
   };
   Stats stats() const;
 
@@ -196,10 +215,17 @@ class Journal {
   bool advance_durable_locked();
   void fail(const Status& s);
   Status roll_segment(uint64_t first_seq);
+  Status continue_segment(const std::string& path, bool& goes_on);
+  bool take_spare(const std::string& path);
+  Status make_spare();
+  void spare_loop();
+  std::string spare_path() const { return cfg_.dir + "/journal-spare.tmp"; }
+  void frame_group();
 
   JournalConfig cfg_;
   int fd_ = -1;                // the last segment's (committing thread), -1 between segments
-  uint64_t segment_size_ = 0;  // its bytes, all written in whole records
+  uint64_t segment_size_ = 0;  // its bytes, all written in whole records (or groups)
+  bool preallocated_ = false;  // it was a spare: its size is fixed, writes overwrite zeros
   uint64_t next_seq_ = 1;
   std::vector<uint8_t> staged_;  // the appender's
   uint64_t staged_first_ = 0, staged_last_ = 0;
@@ -212,6 +238,7 @@ class Journal {
   std::vector<uint8_t> writing_;  // the committing thread's; kept across an out-of-space retry
   uint64_t pending_first_ = 0, pending_last_ = 0;  // guarded by mu_
   uint64_t writing_first_ = 0, writing_last_ = 0;
+  size_t writing_records_ = 0;  // version 2: the bytes of writing_'s records (after its header)
   mutable std::mutex mu_;
   std::condition_variable work_cv_, space_cv_, durable_cv_;
   bool stop_ = false;
@@ -228,6 +255,15 @@ class Journal {
   tachyon::Histogram* m_commit_ns_ = nullptr;
   Stats stats_;
   std::thread writer_;
+  // The spare segment (preallocate, but for kAppender): spare_thread_ makes it while
+  // !spare_ready_; the committing thread takes it (renames it) under spare_mu_.
+  // (Atomics: make_spare looks at spare_stop_ between chunks without the lock; relaxed, the lock
+  // orders what they guard.)
+  std::mutex spare_mu_;
+  std::condition_variable spare_cv_;
+  bool spare_ready_ = false;
+  std::atomic<bool> spare_stop_{false};
+  std::thread spare_thread_;
 };
 
 }  // namespace tachyon::store

@@ -6,7 +6,8 @@
 // entry exists for the process at once and for a power cut only after sync_dir. A power cut
 // (restart_after_power_cut) keeps the durable names; each of their files keeps its synced bytes
 // plus, chosen by the seed, none of the unsynced ones, a prefix of them, or a prefix whose last
-// 4 KiB page is torn (each 512-byte sector of it old or new). Synced bytes the process has not
+// 4 KiB page is torn (each 512-byte sector of it old or new); synced bytes written over since
+// may also come back as any mix of old, new and torn pages. Synced bytes the process has not
 // written over since never change.
 //
 // Faults, all deterministic: a power cut after N more mutating calls (that call and every later
@@ -72,6 +73,8 @@ class SimDisk final : public Disk {
   uint64_t mutating_calls() const;
   uint64_t power_cuts() const;
   uint64_t faults_injected() const;
+  // Files a power cut gave back as a mix of old, new and torn pages (written-over synced bytes).
+  uint64_t scattered_restores() const;
   // A disk holding only what a power cut now would certainly keep: durable names, synced bytes.
   std::unique_ptr<SimDisk> durable_copy() const;
 
@@ -92,6 +95,7 @@ class SimDisk final : public Disk {
   Handle* handle(int fd);
   uint64_t used() const;  // lock held
   std::vector<uint8_t> torn(const Inode& f);
+  std::vector<uint8_t> scattered(const std::vector<uint8_t>& old, const std::vector<uint8_t>& now);
   uint64_t next_random();
 
   mutable std::mutex mu_;
@@ -100,7 +104,7 @@ class SimDisk final : public Disk {
   std::map<int, Handle> handles_;
   int next_fd_ = 3;
   uint64_t rng_;
-  uint64_t calls_ = 0, cut_at_ = 0, cuts_ = 0, faults_ = 0;
+  uint64_t calls_ = 0, cut_at_ = 0, cuts_ = 0, faults_ = 0, scattered_ = 0;
   bool off_ = false;
   bool stopped_ = false;
   bool fail_armed_ = false;
