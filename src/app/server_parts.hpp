@@ -188,7 +188,8 @@ class SnapshotScheduler {
 class DemoLoad {
  public:
   DemoLoad(const Config& c, Server& srv);
-  // Once a round of the main loop (10 ms): submits, then takes the results that are in.
+  // Once a round of the main loop (10 ms with a demo load, else 100 ms): submits, then takes the
+  // results that are in.
   void poll() {
     submit_demo_txs();
     submit_funding_tick();

@@ -1,5 +1,7 @@
 #include "tachyon/obs/trace.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -112,7 +114,10 @@ void FlightRecorder::start_dumper() {
   if (cfg_.dir.empty() || dumper_.joinable()) return;
   std::error_code ec;
   std::filesystem::create_directories(cfg_.dir, ec);
-  dumper_ = std::thread([this] { dumper_loop(); });
+  dumper_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "trace-dumper");
+    dumper_loop();
+  });
 }
 
 void FlightRecorder::stop_dumper() {
