@@ -129,7 +129,6 @@ Status Journal::continue_segment(const std::string& path, bool& goes_on) {
   journal_format::GroupHeader g;
   while (journal_format::read_group_header(d, n, end, g)) end += journal_format::group_span(g.len);
   segment_size_ = std::min(end, n);
-  preallocated_ = n >= cfg_.segment_bytes;
   return disk.open(path, OpenMode::kUpdate, fd_);
 }
 
@@ -169,7 +168,6 @@ Status Journal::roll_segment(uint64_t first_seq) {
   }
   fd_ = fd;
   segment_size_ = h.size();
-  preallocated_ = spare;
   if (spare) {
     std::lock_guard lk(mu_);
     ++stats_.spares_used;
@@ -318,7 +316,6 @@ Status Journal::write_group() {
   if (!w.ok()) {
     if (!store::out_of_space(w)) return w;
     if (Status t = disk.truncate(fd_, segment_size_); !t.ok()) return t;  // cannot cut: failed
-    preallocated_ = false;
     return w;
   }
   segment_size_ += writing_.size();

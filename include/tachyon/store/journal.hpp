@@ -225,7 +225,6 @@ class Journal {
   JournalConfig cfg_;
   int fd_ = -1;                // the last segment's (committing thread), -1 between segments
   uint64_t segment_size_ = 0;  // its bytes, all written in whole records (or groups)
-  bool preallocated_ = false;  // it was a spare: its size is fixed, writes overwrite zeros
   uint64_t next_seq_ = 1;
   std::vector<uint8_t> staged_;  // the appender's
   uint64_t staged_first_ = 0, staged_last_ = 0;
