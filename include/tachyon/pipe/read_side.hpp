@@ -329,6 +329,8 @@ OrderView order_view(const Order& o, int64_t now_ns);  // created and updated at
 // saved (its updates would have made the apply thread publish), so the view made is current.
 class AccountTable {
  public:
+  // Recycled views the table starts with (views made at start lack the room to be recycled).
+  static constexpr size_t kStartSpares = 128;
   AccountTable(size_t capacity_pow2, size_t max_readers);
   ~AccountTable();
   AccountTable(const AccountTable&) = delete;
@@ -401,7 +403,6 @@ class AccountTable {
   std::atomic<uint64_t> refused_{0};
   EpochDomain domain_;
   std::vector<Retired> retired_;  // writer only
-  static constexpr size_t kStartSpares = 128;
   std::vector<AccountView*> spare_;
   uint64_t safe_seen_ = 1;
   std::shared_ptr<const SavedAccounts> base_;
