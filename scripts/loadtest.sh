@@ -10,6 +10,7 @@
 #                       [--durability fsync|write|none|replicated] [--detail off|loadtest]
 #                       [--workers N] [--group-commit apply|writer] [--pipeline-threads 0|1|2]
 #                       [--push-interval US] [--commit-linger US] [--preallocate true|false]
+#                       [--pipeline-loop auto|api|own]
 #                       [--nats URLS [--stream NAME] [--stream-replicas N]] [--consoles N]
 #                       [-- extra tachyon-load options]
 # With --nats the server is a cluster's primary on that NATS (docs/ARCHITECTURE.md "Cluster").
@@ -39,6 +40,7 @@ while [[ $# -gt 0 ]]; do
     --push-interval) push_interval="$2"; shift 2 ;;
     --commit-linger) commit_linger="$2"; shift 2 ;;
     --preallocate) preallocate="$2"; shift 2 ;;
+    --pipeline-loop) pipeline_loop="$2"; shift 2 ;;
     --consoles) consoles="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --nats) nats="$2"; shift 2 ;;
@@ -83,6 +85,7 @@ edit 'pipeline_threads =' "$pipeline_threads"
 [[ -z ${push_interval:-} ]] || edit 'push_interval_us =' "$push_interval"
 [[ -z ${commit_linger:-} ]] || edit 'commit_linger_us =' "$commit_linger"
 [[ -z ${preallocate:-} ]] || edit 'preallocate_segments =' "$preallocate"
+[[ -z ${pipeline_loop:-} ]] || edit 'pipeline_loop =' "\"$pipeline_loop\""
 edit 'detail =' "\"$detail\""
 edit 'trace_dir =' "\"$out/traces\""
 if [[ -n $nats ]]; then

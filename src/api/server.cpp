@@ -70,6 +70,10 @@ struct Worker {
     });
   }
   void ring() {
+    if (hosting) {  // rung by the pipeline's loop on this very thread: the loop drains it
+      self_wake.store(true, std::memory_order_relaxed);
+      return;
+    }
     if (armed.exchange(false, std::memory_order_seq_cst)) {
       const uint64_t one = 1;
       (void)::write(efd.native_handle(), &one, sizeof(one));
@@ -85,11 +89,39 @@ struct Worker {
     });
   }
 
+  // This thread's loop when it hosts the pipeline (Front::hosted): the pipeline's rounds run
+  // between this worker's handlers; it sleeps in the io_context, which the pipeline's bell wakes.
+  void host(pipe::Front& pipe) {
+    asio::posix::stream_descriptor bell(ioc, ::dup(pipe.host_bell_fd()));
+    uint64_t rung = 0;
+    std::function<void()> watch = [&] {  // a read, not a wait: asio tries it before polling
+      bell.async_read_some(asio::buffer(&rung, sizeof(rung)), [&](beast::error_code ec, size_t) {
+        if (!ec) watch();
+      });
+    };
+    watch();
+    while (!ioc.stopped()) {
+      size_t work = ioc.poll();
+      work += pipe.host_step();
+      if (self_wake.exchange(false, std::memory_order_relaxed)) {
+        logic.on_wake();
+        ++work;
+      }
+      if (work > 0) continue;
+      long timeout_us = 0;
+      if (pipe.host_may_sleep(timeout_us)) ioc.run_one_for(std::chrono::microseconds(timeout_us));
+      pipe.host_woke();
+    }
+    pipe.host_leave();
+  }
+
   asio::io_context ioc{1};
   WorkerLogic logic;
   asio::posix::stream_descriptor efd;
   asio::steady_timer tick;
   std::atomic<bool> armed{true};
+  bool hosting = false;                // set before the thread starts
+  std::atomic<bool> self_wake{false};  // hosting: the loop rang this worker (relaxed: same thread)
   std::thread thread;
   uint32_t index;
 };
@@ -617,9 +649,13 @@ Status ApiServer::start() {
   for (auto& w : d.workers) {
     w->arm();
     w->schedule_tick();
-    w->thread = std::thread([&w = *w] {
+    w->hosting = w->index == 0 && d.pipe.hosted();
+    w->thread = std::thread([&w = *w, &pipe = d.pipe] {
       pthread_setname_np(pthread_self(), ("api-" + std::to_string(w.index)).c_str());
-      w.ioc.run();
+      if (w.hosting)
+        w.host(pipe);
+      else
+        w.ioc.run();
     });
   }
   return Status{};

@@ -178,6 +178,7 @@ Status parse_threads(const toml::table& t, const std::string& origin, Config& c)
   TRY(get_str(t, "wait_strategy", c.wait_strategy, origin));
   TRY(get_str(t, "apply_wait_strategy", c.apply_wait_strategy, origin));
   TRY(get_int(t, "pipeline_threads", c.pipeline_threads, origin, 0, 2));
+  TRY(get_str(t, "pipeline_loop", c.pipeline_loop, origin));
   TRY(get_int(t, "apply_keep_warm_rounds", c.apply_keep_warm_rounds, origin, 0, 1 << 20));
   TRY(get_int(t, "apply_batch_updates", c.apply_batch_updates, origin, 0, 1 << 20));
   TRY(get_int(t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
@@ -323,6 +324,13 @@ Status check_config(const Config& c) {
                                        "sequencer's thread, but ") +
                            why + ": set pipeline_threads = 2 (or 0: chosen by the settings)");
   }
+  if (c.pipeline_loop != "auto" && c.pipeline_loop != "api" && c.pipeline_loop != "own")
+    return Status::error("threads.pipeline_loop must be auto, api or own, not '" + c.pipeline_loop +
+                         "'");
+  if (const char* why = pipeline_loop_stays_apart(c); c.pipeline_loop == "api" && why != nullptr)
+    return Status::error(std::string("threads.pipeline_loop = \"api\" runs the one pipeline "
+                                     "loop on api worker 0's thread, but ") +
+                         why + ": set pipeline_loop = \"own\" (or \"auto\")");
   if (c.obs_detail != "off" && c.obs_detail != "loadtest")
     return Status::error("obs.detail must be off or loadtest, not '" + c.obs_detail + "'");
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
@@ -384,7 +392,8 @@ std::string describe(const Config& c) {
     << "\nliquidation_fee = " << c.engine.liquidation_fee
     << "\nfunding_sample_ms = " << c.funding_sample_ms << "\n\n[threads]\nwait_strategy = \""
     << c.wait_strategy << "\"\napply_wait_strategy = \"" << c.apply_wait_strategy
-    << "\"\npipeline_threads = " << c.pipeline_threads
+    << "\"\npipeline_threads = " << c.pipeline_threads << "\npipeline_loop = \"" << c.pipeline_loop
+    << "\""
     << "\napply_keep_warm_rounds = " << c.apply_keep_warm_rounds
     << "\napply_batch_updates = " << c.apply_batch_updates
     << "\nsequencer_core = " << c.sequencer_core << "\napply_core = " << c.apply_core

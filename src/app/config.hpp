@@ -63,6 +63,9 @@ struct Config {
   // 1: the sequencer and apply loops on one thread; 2: a thread each; 0: one unless a setting
   // needs the apply thread apart (one_pipeline_thread()).
   uint32_t pipeline_threads = 0;
+  // Where the one pipeline thread's loop runs: "api" (api worker 0's thread, between its socket
+  // handlers: PipelineConfig::hosted), "own" (a thread of its own), "auto" (api when it may).
+  std::string pipeline_loop = "auto";
   uint32_t apply_keep_warm_rounds = 64;  // a spinning apply thread's cache warming; 0: off
   uint32_t apply_batch_updates = 0;      // a batch ends at the first tx boundary past this; 0: 4096
   int sequencer_core = -1;
@@ -107,6 +110,19 @@ inline bool one_pipeline_thread(const Config& c) {
   if (c.pipeline_threads != 0) return c.pipeline_threads == 1;
   return c.apply_wait_strategy.empty() && c.apply_core < 0 && c.snapshot_from_replica &&
          c.wait_strategy != "spin";
+}
+// Why the pipeline's loop cannot run on api worker 0's thread (nullptr: it can): it needs one
+// pipeline thread that parks and is not pinned.
+inline const char* pipeline_loop_stays_apart(const Config& c) {
+  return !one_pipeline_thread(c)     ? "the pipeline has two threads"
+         : c.wait_strategy == "spin" ? "threads.wait_strategy is \"spin\""
+         : c.sequencer_core >= 0     ? "threads.sequencer_core is set"
+                                     : nullptr;
+}
+// Whether it does (threads.pipeline_loop "api", or "auto" where it can).
+inline bool pipeline_on_api(const Config& c) {
+  return c.pipeline_loop == "api" ||
+         (c.pipeline_loop == "auto" && pipeline_loop_stays_apart(c) == nullptr);
 }
 
 }  // namespace tachyon::app

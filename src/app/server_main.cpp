@@ -264,6 +264,7 @@ pipe::PipelineConfig pipeline_config(const app::Config& c, Server& srv) {
   if (pipe::WaitStrategy w{}; pipe::parse_wait_strategy(c.apply_wait_strategy, w))
     pc.apply_wait = w;
   pc.one_thread = app::one_pipeline_thread(c);
+  pc.hosted = app::pipeline_on_api(c);
   pc.keep_warm_rounds = c.apply_keep_warm_rounds;
   pc.apply_batch_updates = c.apply_batch_updates;
   pc.push_interval_us = c.push_interval_us;
@@ -399,7 +400,8 @@ bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
     api::JsonWriter w(shared.node_info);
     w.obj().kv_s("role", c.role).kv_s("durability", store::durability_name(c.durability));
     w.kv_s("group_commit", c.group_commit_on_apply ? "apply" : "writer");
-    w.kv_i("pipeline_threads", app::one_pipeline_thread(c) ? 1 : 2).kv_s("data_dir", c.data_dir);
+    w.kv_i("pipeline_threads", app::one_pipeline_thread(c) ? 1 : 2);
+    w.kv_s("pipeline_loop", app::pipeline_on_api(c) ? "api" : "own").kv_s("data_dir", c.data_dir);
     w.kv_b("tls", !c.tls_cert_file.empty()).end_obj();
   }
   restore_tx_index(c, rec, shared);

@@ -75,7 +75,13 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
       apply_door_(one_thread_ ? &seq_bell_ : &apply_bell_),
       model_(ReadModelConfig{cfg.read, cfg.max_readers, cfg.book_history}, *engine_,
              std::move(base), read_arena_),
-      wakes_(cfg.workers, int64_t{cfg.push_interval_us} * 1000) {
+      wakes_(cfg.workers, int64_t{cfg.push_interval_us} * 1000),
+      hosted_(cfg.hosted && one_thread_) {
+  if (hosted_) {  // the host sleeps in its event loop, which watches the bell's eventfd
+    TACHYON_ASSERT(seq_bell_.use_eventfd(), "a hosted pipeline needs an eventfd");
+    cfg_.wait = WaitStrategy::kPark;
+    cfg_.commit_linger_us = 0;
+  }
   for (uint32_t w = 0; w < cfg.workers; ++w) {
     ingress_.push_back(std::make_unique<SpscRing<Ingress>>(cfg.ingress_capacity));
     results_.push_back(std::make_unique<SpscRing<Result>>(cfg.result_capacity));
@@ -105,6 +111,13 @@ void Pipeline::start() {
     std::lock_guard lk(placement_mu_);
     placed_ = 0;
   }
+  if (hosted_) {
+    TACHYON_ASSERT(host_state_.load() == kNoHost, "a hosted pipeline starts once");
+    host_started_.store(true, std::memory_order_release);
+    seq_bell_.ring();  // a host asleep since before the start
+    placement_ += "pipeline loop on api worker 0's thread; ";
+    return;
+  }
   if (one_thread_) {
     sequencer_ = std::thread([this] { one_thread_loop(); });
   } else {
@@ -122,13 +135,18 @@ void Pipeline::start() {
 }
 
 void Pipeline::stop() {
+  if (hosted_) return stop_hosted();
   if (!sequencer_.joinable()) return;
   stop_.store(true, std::memory_order_release);
   seq_bell_.ring();
   sequencer_.join();
   apply_bell_.ring();
   if (applier_.joinable()) applier_.join();
-  // The threads are gone: a later start()'s threads own their state anew.
+  release_owners();
+}
+
+// The threads are gone: a later start()'s threads own their state anew.
+void Pipeline::release_owners() {
   seq_owner_.release();
   output_.owner().release();
   output_.flusher_owner().release();
@@ -234,41 +252,133 @@ bool Pipeline::task_may_run() {
 // Both loops on one thread (PipelineConfig::one_thread): a tx's group commit, apply and publish
 // follow its execution with no wake-up in between. The sequencer's part ends first, then the
 // apply part once everything is routed (finish).
+struct Pipeline::OneThread {
+  OneThread(Pipeline& p, uint32_t linger_us)
+      : s(p), a(p, p.cfg_.wait), linger(int64_t{linger_us} * 1000) {}
+  SeqLoop s;
+  ApplyLoop a;
+  CommitLinger linger;
+  bool sequencing = true;
+  bool space_wait = false;  // the last round found the disk full
+  bool finished = false;
+};
+
 void Pipeline::one_thread_loop() {
   place_hot_thread("pipeline", cfg_.sequencer_core, cfg_.wait == WaitStrategy::kSpin);
-  output_.claim_group_commit();  // before the first hand-off: it must never wait for itself
-  SeqLoop s(*this);
-  ApplyLoop a(*this, cfg_.wait);
-  one_apply_ = &a;
+  std::unique_ptr<OneThread> t = one_thread_begin(cfg_.commit_linger_us);
+  one_thread_run(*t);
+}
+
+// Rounds until the loop finished (stop(), then every ring drained and every result routed).
+void Pipeline::one_thread_run(OneThread& t) {
   Idler idler(cfg_.wait, seq_bell_);
-  CommitLinger linger(int64_t{cfg_.commit_linger_us} * 1000);
-  bool sequencing = true;
   for (;;) {
-    size_t work = 0;
-    // While the disk is full the journal holds what it has and takes nothing more: the ingress
-    // rings fill and the api answers "busy" (handing more over would wait for room only this
-    // thread can make).
-    const bool space_wait = output_.waiting_for_space();
-    if (sequencing && !space_wait) {
-      work += sequencer_round(s);
-      linger.sequenced(work, s.round_first_ns);
-      if (work > 0 && linger.hold()) work += linger_round(s, linger);
-      if (work == 0 && sequencer_may_end()) {
-        sequencer_end();
-        sequencing = false;
-      }
-    }
-    bool finished = false;
-    work += apply_round(a, finished);
-    if (finished) break;
+    const size_t work = one_thread_round(t);
+    if (t.finished) break;
     idler.idle(
-        work,
-        [&] {
-          return (sequencing && !space_wait && sequencer_work_waiting()) || apply_work_waiting();
-        },
+        work, [&] { return one_thread_work_waiting(t); },
         std::min(seal_wait_us(), apply_wait_us()));
   }
   one_apply_ = nullptr;
+}
+
+// On the thread that runs the loop from now on, before its first round.
+std::unique_ptr<Pipeline::OneThread> Pipeline::one_thread_begin(uint32_t linger_us) {
+  output_.claim_group_commit();  // before the first hand-off: it must never wait for itself
+  auto t = std::make_unique<OneThread>(*this, linger_us);
+  one_apply_ = &t->a;
+  return t;
+}
+
+size_t Pipeline::one_thread_round(OneThread& t) {
+  size_t work = 0;
+  // While the disk is full the journal holds what it has and takes nothing more: the ingress
+  // rings fill and the api answers "busy" (handing more over would wait for room only this
+  // thread can make).
+  t.space_wait = output_.waiting_for_space();
+  if (t.sequencing && !t.space_wait) {
+    work += sequencer_round(t.s);
+    t.linger.sequenced(work, t.s.round_first_ns);
+    if (work > 0 && t.linger.hold()) work += linger_round(t.s, t.linger);
+    if (work == 0 && sequencer_may_end()) {
+      sequencer_end();
+      t.sequencing = false;
+    }
+  }
+  work += apply_round(t.a, t.finished);
+  return work;
+}
+
+bool Pipeline::one_thread_work_waiting(const OneThread& t) {
+  return (t.sequencing && !t.space_wait && sequencer_work_waiting()) || apply_work_waiting();
+}
+
+// ---- Hosted (PipelineConfig::hosted): the one-thread loop run by api worker 0's thread between
+// its socket handlers (front.hpp says how the host calls it), and its stop.
+
+// Host thread. Its first round after start() claims the loop, unless stop() did first.
+size_t Pipeline::host_step() {
+  if (!host_loop_) {
+    if (!host_started_.load(std::memory_order_acquire)) return 0;
+    int expected = kNoHost;
+    if (!host_state_.compare_exchange_strong(expected, kHosting)) return 0;
+    host_loop_ = one_thread_begin(0);
+  }
+  if (host_loop_->finished) return 0;
+  const size_t work = one_thread_round(*host_loop_);
+  if (host_loop_->finished) {
+    one_apply_ = nullptr;
+    std::lock_guard lk(host_mu_);
+    host_state_.store(kDone);
+    host_cv_.notify_all();
+  }
+  return work;
+}
+
+// Host thread: the sleep is announced to the bell first (a ring from then on makes its eventfd
+// readable), then the work re-checked.
+bool Pipeline::host_may_sleep(long& timeout_us) {
+  const bool running = host_loop_ && !host_loop_->finished;
+  timeout_us = running ? std::min(seal_wait_us(), apply_wait_us()) : kParkedIdleUs;
+  return seq_bell_.announce([&] {
+    if (running) return one_thread_work_waiting(*host_loop_);
+    return !host_loop_ && host_started_.load() && host_state_.load() == kNoHost;
+  });
+}
+
+// Host thread, for good. A loop it runs and has not finished goes to stop(), which runs the rest
+// on its own thread (the owners are released for it).
+void Pipeline::host_leave() {
+  std::lock_guard lk(host_mu_);
+  if (host_state_.load() != kHosting) return;
+  if (host_loop_ && !host_loop_->finished) {
+    one_apply_ = nullptr;
+    release_owners();
+  }
+  host_state_.store(host_loop_ && host_loop_->finished ? kDone : kLeft);
+  host_cv_.notify_all();
+}
+
+// Any thread but the host's: what the host runs, it finishes (every ring drained, every result
+// routed); what it never ran or left, this thread finishes.
+void Pipeline::stop_hosted() {
+  if (!host_started_.load(std::memory_order_acquire)) return;
+  stop_.store(true, std::memory_order_release);
+  seq_bell_.ring();
+  {
+    std::unique_lock lk(host_mu_);
+    int expected = kNoHost;
+    host_state_.compare_exchange_strong(expected, kLeft);
+    host_cv_.wait(lk, [&] { return host_state_.load() != kHosting; });
+  }
+  if (host_state_.load() == kLeft) {
+    std::unique_ptr<OneThread> t = host_loop_ ? std::move(host_loop_) : one_thread_begin(0);
+    one_apply_ = &t->a;
+    one_thread_run(*t);
+    host_state_.store(kDone);
+  }
+  host_started_.store(false, std::memory_order_release);
+  release_owners();
 }
 
 // The commit linger (commit_linger.hpp): a sleep not announced to the doorbell (a submit meanwhile

@@ -65,6 +65,21 @@ class Front {
   // oldest first. False when `since_nonce` is older than the history kept (send a snapshot).
   virtual bool book_deltas(MarketId m, uint64_t since_nonce, uint64_t until_nonce,
                            std::vector<BookDelta>& out) const = 0;
+
+  // A pipeline without a thread of its own (hosted) runs on the thread of api worker 0, its
+  // host, which calls these in its event loop: a round (host_step) whenever the last one or a
+  // socket handler did something; otherwise host_may_sleep, then a sleep (at most timeout_us)
+  // only if it said so, in an event loop that also wakes when host_bell_fd() becomes readable,
+  // then host_woke. host_leave when it stops for good (stop() finishes what it leaves).
+  virtual bool hosted() const { return false; }
+  virtual int host_bell_fd() const { return -1; }
+  virtual size_t host_step() { return 0; }  // the work done: txs, updates, results
+  virtual bool host_may_sleep(long& timeout_us) {
+    timeout_us = 0;
+    return false;
+  }
+  virtual void host_woke() {}
+  virtual void host_leave() {}
 };
 
 }  // namespace tachyon::pipe

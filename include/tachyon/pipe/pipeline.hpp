@@ -82,6 +82,13 @@ struct PipelineConfig {
   // something is followed by a sleep this long and a second round before the group commit
   // (commit_linger.hpp). 0: never.
   uint32_t commit_linger_us = 0;
+  // One thread only: the loop has no thread of its own. The thread of api worker 0 runs its
+  // rounds between its socket handlers and sleeps in its own event loop (Front::host_step), so a
+  // tx that worker reads is sequenced, made durable, published and answered with no wake-up
+  // between threads (docs/ARCHITECTURE.md "Threads on a small machine"). The group commit's
+  // fdatasync then holds that worker's sockets; the commit linger is off (it would too). The
+  // loop parks (never spins) between rounds.
+  bool hosted = false;
 };
 
 // The whole pipeline, for the app. The api workers see it as a Front (front.hpp).
@@ -112,6 +119,12 @@ class Pipeline final : public Front {
   }
   void set_notify(std::function<void(uint64_t)> f) override { notify_ = std::move(f); }
   void want_publishes(uint32_t w, bool yes) override { wakes_.want_publishes(w, yes); }
+  bool hosted() const override { return hosted_; }
+  int host_bell_fd() const override { return seq_bell_.fd(); }
+  size_t host_step() override;
+  bool host_may_sleep(long& timeout_us) override;
+  void host_woke() override { seq_bell_.withdraw(); }
+  void host_leave() override;
   ReadSide& read_side() override { return model_.read_side(); }
   Published<BookSnapshot>& book(MarketId m) override { return model_.books().book(m); }
   // Acquire: pairs with the apply thread's release once the views up to it are published.
@@ -184,6 +197,7 @@ class Pipeline final : public Front {
   class RingSink;
   struct SeqLoop;    // a sequencer loop's own state (pipeline.cpp)
   struct ApplyLoop;  // an apply loop's own state (pipeline.cpp)
+  struct OneThread;  // both, on one thread (pipeline.cpp)
 
   void place_hot_thread(const char* name, int core, bool spins);
   void sequencer_loop();
@@ -194,6 +208,12 @@ class Pipeline final : public Front {
   void sequencer_end();
   bool task_may_run();
   void one_thread_loop();
+  std::unique_ptr<OneThread> one_thread_begin(uint32_t linger_us);
+  size_t one_thread_round(OneThread& t);
+  bool one_thread_work_waiting(const OneThread& t);
+  void one_thread_run(OneThread& t);
+  void release_owners();
+  void stop_hosted();
   void sequence(uint32_t w, const Ingress& in, RingSink& sink, SequencerProbe& probe);
   // Stamps tx: as it came when following, else with the next seq, this block and now.
   void stamp(Tx& tx);
@@ -261,6 +281,17 @@ class Pipeline final : public Front {
   int64_t last_tx_time_ns_ = 0;
   int64_t block_start_ns_ = 0;
   std::thread sequencer_, applier_;
+  // Hosted (PipelineConfig::hosted): the host thread's loop, made at its first round after
+  // start(). host_state_ says who runs it: kNoHost until the host's first round claims it
+  // (kHosting), or stop() does (kLeft); the host ends it with kDone, or leaves it unfinished
+  // (kLeft) and stop() finishes it. Changes away from kHosting are made under host_mu_.
+  enum HostState : int { kNoHost, kHosting, kLeft, kDone };
+  const bool hosted_;
+  std::atomic<bool> host_started_{false};  // release by start(): the loop may run
+  std::atomic<int> host_state_{kNoHost};
+  std::unique_ptr<OneThread> host_loop_;  // the host thread's (then stop()'s, after kLeft)
+  std::mutex host_mu_;
+  std::condition_variable host_cv_;
   mutable std::mutex placement_mu_;
   std::condition_variable placed_cv_;
   int placed_ = 0;  // hot threads that placed themselves (start() waits for both)

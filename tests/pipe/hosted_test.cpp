@@ -1,0 +1,200 @@
+// A hosted pipeline (PipelineConfig::hosted): no thread of its own; a host thread runs its rounds
+// in an event loop of its own (here ppoll on the bell's eventfd, as an api worker's epoll would).
+// Checked: every tx of the host and of another submitting thread answered once and only once
+// durable, a task run on the host thread, the stop finished by the host, or by stop() when the
+// host left first or never came, and a journal replay to the same state.
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "store/store_support.hpp"
+#include "tachyon/pipe/pipeline.hpp"
+
+namespace tachyon::testing {
+namespace {
+
+constexpr AccountIndex kFirst = 100, kAccounts = 10;
+
+std::unique_ptr<Engine> funded_engine(TxBuilder& b, std::vector<Tx>& genesis) {
+  auto e = std::make_unique<Engine>();
+  NullSink sink;
+  MarketParams mp = demo_market_params();
+  mp.max_orders_per_account = 1 << 20;
+  genesis = {b.create_market(0, mp, 300000)};
+  for (AccountIndex a = kFirst; a < kFirst + kAccounts; ++a)
+    genesis.push_back(b.deposit(a, 1'000'000 * kUsdcScale));
+  uint64_t seq = 0;
+  for (Tx& tx : genesis) {
+    tx.h.seq = ++seq;
+    EXPECT_TRUE(e->execute(tx, sink).ok());
+  }
+  return e;
+}
+
+// The pipeline, its journal (fsync, group commits on the loop's thread) holding the genesis txs,
+// and the orders each submitter sends: worker w trades accounts of its own, so the two
+// submitters' nonces never meet.
+struct Hosted {
+  explicit Hosted(uint32_t workers) {
+    TxBuilder b;
+    auto engine = funded_engine(b, genesis);
+    store::JournalConfig jc{dir.path(), store::Durability::kFsync};
+    jc.group_commit = store::GroupCommit::kFlusher;
+    EXPECT_TRUE(store::Journal::open(jc, 1, journal).ok());
+    for (const Tx& tx : genesis) journal->append(tx);
+    EXPECT_TRUE(journal->flush().ok());
+    pipe::PipelineConfig pc;
+    pc.workers = workers;
+    pc.one_thread = true;
+    pc.hosted = true;
+    pc.commit_linger_us = 2000;  // ignored: a linger would hold the host's sockets
+    p = std::make_unique<pipe::Pipeline>(pc, std::move(engine), journal.get(), nullptr);
+  }
+  Tx order(uint32_t w, uint64_t i) {
+    const AccountIndex a = kFirst + w * (kAccounts / 2) + i % (kAccounts / 2);
+    const bool ask = i % 2;
+    return wb[w].limit(a, nonce[a - kFirst]++, 0, ask, 300000 + (ask ? 100 : -100), 1);
+  }
+  // Worker w's results so far: each cookie once, durable, accepted.
+  void take(uint32_t w) {
+    while (size_t n = p->poll_results(w, [&](const pipe::Result& r) {
+      if (r.cookie != got_cookie[w]++ || r.seq > journal->durable_seq() || r.reject != Reject::kOk)
+        ++bad;
+    }))
+      got[w] += n;
+  }
+  // After stop: the journal replays to the engine's state.
+  void expect_replay_equal() {
+    journal->close();
+    std::unique_ptr<Engine> rec;
+    store::RecoveryReport rep;
+    ASSERT_TRUE(store::recover(dir.path(), EngineConfig{}, rec, rep).ok());
+    EXPECT_EQ(rec->state_hash(), p->engine().state_hash());
+    EXPECT_EQ(p->engine().last_seq(), genesis.size() + got[0] + got[1]);
+  }
+
+  TempDir dir;
+  std::vector<Tx> genesis;
+  std::unique_ptr<store::Journal> journal;
+  std::unique_ptr<pipe::Pipeline> p;
+  // A builder a submitter (it stamps each tx with its clock); order expiries ahead of real time.
+  static int64_t now() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  TxBuilder wb[2] = {TxBuilder(now()), TxBuilder(now())};
+  std::vector<int64_t> nonce = std::vector<int64_t>(kAccounts, 0);
+  uint64_t got[2] = {0, 0}, got_cookie[2] = {0, 0};
+  std::atomic<uint64_t> bad{0};
+};
+
+// A host's event loop: its own work (`own`: false once it has none), a round whenever something
+// was done, else a sleep on the bell's eventfd when the pipeline allows it.
+template <typename Own>
+void host_loop(pipe::Pipeline& p, std::atomic<bool>& leave, Own&& own) {
+  while (!leave.load()) {
+    size_t work = own() ? 1 : 0;
+    work += p.host_step();
+    if (work > 0) continue;
+    long timeout_us = 0;
+    if (p.host_may_sleep(timeout_us)) {
+      pollfd fd{p.host_bell_fd(), POLLIN, 0};
+      timespec ts{timeout_us / 1'000'000, (timeout_us % 1'000'000) * 1000};
+      ::ppoll(&fd, 1, &ts, nullptr);
+    }
+    p.host_woke();
+  }
+  p.host_leave();
+}
+
+TEST(HostedPipeline, the_host_runs_the_loop_between_its_own_work_and_finishes_it_at_stop) {
+  Hosted h(2);
+  ASSERT_TRUE(h.p->hosted());
+  ASSERT_GE(h.p->host_bell_fd(), 0);
+  constexpr uint64_t kEach = 3000;
+  std::atomic<bool> leave{false};
+  std::atomic<uint64_t> task_on_host{0};
+  uint64_t sent0 = 0;
+  std::thread::id host_id;
+  // The host submits as worker 0, in bursts of 50, and takes its results.
+  std::thread host([&] {
+    host_id = std::this_thread::get_id();
+    host_loop(*h.p, leave, [&] {
+      h.take(0);
+      if (sent0 == kEach) return false;
+      for (int i = 0; i < 50 && sent0 < kEach; ++i)
+        if (h.p->submit(0, h.order(0, sent0), sent0, 0)) ++sent0;
+      return true;
+    });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the host sleeps: start rings it
+  h.p->start();
+  // Another thread submits as worker 1, one tx at a time: each rings the sleeping host.
+  std::thread worker1([&] {
+    for (uint64_t i = 0; i < kEach;) {
+      if (h.p->submit(1, h.order(1, i), i, 0)) {
+        ++i;
+        if (i % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      h.take(1);
+    }
+    while (h.got[1] < kEach) h.take(1);
+  });
+  h.p->run_on_sequencer([&](const Engine& e) {
+    task_on_host.store(std::this_thread::get_id() == host_id ? e.last_seq() : 0);
+  });
+  worker1.join();
+  h.p->stop();  // the host finishes the loop: every ring drained, every result routed
+  leave.store(true);
+  host.join();
+  h.take(0);
+  EXPECT_EQ(h.got[0], kEach);
+  EXPECT_EQ(h.got[1], kEach);
+  EXPECT_EQ(h.bad.load(), 0u);
+  EXPECT_GT(task_on_host.load(), 0u) << "the task ran on the host thread";
+  EXPECT_EQ(h.p->applied_seq(), h.p->engine().last_seq());
+  h.expect_replay_equal();
+}
+
+// The host stops first (an api that stops before the pipeline): stop() runs the rest of the loop
+// on its own thread, and answers what was submitted after the host left.
+TEST(HostedPipeline, what_a_host_leaves_unfinished_stop_finishes) {
+  Hosted h(2);
+  std::atomic<bool> leave{false};
+  std::thread host([&] { host_loop(*h.p, leave, [] { return false; }); });
+  h.p->start();
+  uint64_t sent = 0;
+  for (; sent < 500; ++sent) ASSERT_TRUE(h.p->submit(1, h.order(1, sent), sent, 0));
+  while (h.got[1] < 200) h.take(1);  // the host is running the loop
+  leave.store(true);
+  h.p->submit(0, h.order(0, 0), 0, 0);  // (rings the host awake if it sleeps)
+  host.join();
+  for (; sent < 1000; ++sent) ASSERT_TRUE(h.p->submit(1, h.order(1, sent), sent, 0));
+  h.p->stop();
+  h.take(0);
+  h.take(1);
+  EXPECT_EQ(h.got[0], 1u);
+  EXPECT_EQ(h.got[1], sent);
+  EXPECT_EQ(h.bad.load(), 0u);
+  h.expect_replay_equal();
+}
+
+// No host ever came: stop() runs the whole loop.
+TEST(HostedPipeline, without_a_host_stop_runs_the_loop_itself) {
+  Hosted h(2);
+  h.p->start();
+  for (uint64_t i = 0; i < 300; ++i) ASSERT_TRUE(h.p->submit(1, h.order(1, i), i, 0));
+  EXPECT_EQ(h.p->applied_seq(), h.genesis.size());  // nothing runs the loop yet
+  h.p->stop();
+  h.take(1);
+  EXPECT_EQ(h.got[1], 300u);
+  EXPECT_EQ(h.bad.load(), 0u);
+  h.expect_replay_equal();
+}
+
+}  // namespace
+}  // namespace tachyon::testing
