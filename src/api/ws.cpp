@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <map>
 #include <utility>
@@ -516,9 +517,30 @@ std::string WorkerLogic::book_frame(WsConn& c, MarketId m, bool snapshot, const 
                                     const std::vector<pipe::PriceLevel>* dbids,
                                     const std::vector<pipe::PriceLevel>* dasks,
                                     uint64_t begin_nonce) {
+  return with_offset(book_frame_at_zero(m, snapshot, cache, dbids, dasks, begin_nonce), c);
+}
+
+// A book frame holds the connection's message count ("offset", twice; Lighter counts per
+// connection): rendered once with 0 for every subscriber, each copy gets its connection's next.
+std::string WorkerLogic::with_offset(std::string_view at_zero, WsConn& c) {
+  static constexpr std::string_view kAt = "\"offset\":0";
+  const size_t a = at_zero.find(kAt) + kAt.size() - 1, b = at_zero.rfind(kAt) + kAt.size() - 1;
+  char num[24];
+  const size_t n = static_cast<size_t>(std::to_chars(num, num + sizeof(num), ++c.offset).ptr - num);
+  std::string s;
+  s.reserve(at_zero.size() + 2 * n);
+  s.append(at_zero.substr(0, a)).append(num, n);
+  s.append(at_zero.substr(a + 1, b - a - 1)).append(num, n).append(at_zero.substr(b + 1));
+  return s;
+}
+
+std::string WorkerLogic::book_frame_at_zero(MarketId m, bool snapshot, const BookCache& cache,
+                                            const std::vector<pipe::PriceLevel>* dbids,
+                                            const std::vector<pipe::PriceLevel>* dasks,
+                                            uint64_t begin_nonce) {
   const auto mv = dry_.market(m);
   const int pd = mv ? mv->params.price_decimals : 0, sd = mv ? mv->params.size_decimals : 0;
-  const uint64_t offset = ++c.offset;
+  const uint64_t offset = 0;  // with_offset() puts the connection's in
   std::string s;
   JsonWriter w(s);
   w.obj().kv_s("channel", "order_book:" + std::to_string(m)).kv_i("offset", offset);

@@ -173,15 +173,15 @@ void WorkerLogic::fan_out() {
   for (auto& kv : batch.trades) {  // (clang 14 cannot capture structured bindings)
     const MarketId m = kv.first;
     const auto& list = kv.second;
-    each_subscriber("trade/" + std::to_string(m),
-                    [&](WsConn& c) { push(c, trades_frame(c, m, list, false)); });
+    each_subscriber_same("trade/" + std::to_string(m),
+                         [&](WsConn& c) { return trades_frame(c, m, list, false); });
   }
   if (!batch.markets.empty()) {
     for (MarketId m : batch.markets)
-      each_subscriber("market_stats/" + std::to_string(m),
-                      [&](WsConn& c) { push(c, market_stats_frame(c, m, false, false)); });
-    each_subscriber("market_stats/all",
-                    [&](WsConn& c) { push(c, market_stats_frame(c, 0, true, false)); });
+      each_subscriber_same("market_stats/" + std::to_string(m),
+                           [&](WsConn& c) { return market_stats_frame(c, m, false, false); });
+    each_subscriber_same("market_stats/all",
+                         [&](WsConn& c) { return market_stats_frame(c, 0, true, false); });
   }
   for (AccountIndex a : batch.accounts) fan_out_account(a, batch);
 }
@@ -191,28 +191,28 @@ void WorkerLogic::fan_out_account(AccountIndex a, const FanOutBatch& batch) {
   const auto trades = batch.acct_trades.find(a);
   const std::vector<pipe::TradeRecord>* tl =
       trades == batch.acct_trades.end() ? nullptr : &trades->second;
-  each_subscriber("account_all/" + id, [&](WsConn& c) {
-    push(c, account_frame(c, "account_all", a, false, tl, nullptr, kAllMarkets));
+  each_subscriber_same("account_all/" + id, [&](WsConn& c) {
+    return account_frame(c, "account_all", a, false, tl, nullptr, kAllMarkets);
   });
-  each_subscriber("user_stats/" + id, [&](WsConn& c) {
-    push(c, account_frame(c, "user_stats", a, false, nullptr, nullptr, kAllMarkets));
+  each_subscriber_same("user_stats/" + id, [&](WsConn& c) {
+    return account_frame(c, "user_stats", a, false, nullptr, nullptr, kAllMarkets);
   });
   if (tl != nullptr) {
-    each_subscriber("account_all_trades/" + id, [&](WsConn& c) {
-      push(c, account_frame(c, "account_all_trades", a, false, tl, nullptr, kAllMarkets));
+    each_subscriber_same("account_all_trades/" + id, [&](WsConn& c) {
+      return account_frame(c, "account_all_trades", a, false, tl, nullptr, kAllMarkets);
     });
   }
   const auto orders = batch.acct_orders.find(a);
   if (orders == batch.acct_orders.end()) return;
   const std::vector<pipe::OrderView>* ol = &orders->second;
-  each_subscriber("account_all_orders/" + id, [&](WsConn& c) {
-    push(c, account_frame(c, "account_all_orders", a, false, nullptr, ol, kAllMarkets));
+  each_subscriber_same("account_all_orders/" + id, [&](WsConn& c) {
+    return account_frame(c, "account_all_orders", a, false, nullptr, ol, kAllMarkets);
   });
   std::set<MarketId> ms;
   for (const auto& o : *ol) ms.insert(o.o.market);
   for (MarketId m : ms)
-    each_subscriber("account_orders/" + std::to_string(m) + "/" + id, [&](WsConn& c) {
-      push(c, account_frame(c, "account_orders", a, false, nullptr, ol, m));
+    each_subscriber_same("account_orders/" + std::to_string(m) + "/" + id, [&](WsConn& c) {
+      return account_frame(c, "account_orders", a, false, nullptr, ol, m);
     });
 }
 
@@ -232,9 +232,9 @@ void WorkerLogic::fan_out_books() {
     dasks.clear();
     diff_side(before.bids, cache.bids, false, dbids);
     diff_side(before.asks, cache.asks, true, dasks);
+    const std::string at_zero = book_frame_at_zero(m, false, cache, &dbids, &dasks, before.nonce);
     for (auto& s : list)
-      if (auto c = s.conn.lock())
-        push(*c, book_frame(*c, m, false, cache, &dbids, &dasks, before.nonce));
+      if (auto c = s.conn.lock()) push(*c, with_offset(at_zero, *c));
   }
 }
 

@@ -66,6 +66,38 @@ TEST(Ws, greeting_snapshot_then_deltas_with_continuity_and_checksum) {
   EXPECT_EQ(s.stop(), 0) << s.log();
 }
 
+// A book update is rendered once for all its subscribers; each copy carries its own
+// connection's message count ("offset", at the top and in the book), the rest is the same.
+TEST(Ws, subscribers_of_a_book_get_the_same_update_each_with_its_own_offset) {
+  Server s;
+  ASSERT_TRUE(s.ready()) << s.log();
+  Trader t(3);
+  ASSERT_EQ(s.deposit(t.account, 100'000'000'000, t.pk).status, 200);
+  WsClient early(s.port()), late(s.port());
+  early.recv();  // connected
+  late.recv();
+  early.send(R"({"type":"subscribe","channel":"order_book/0"})");
+  early.recv_until("subscribed/order_book");  // offset 1
+  ASSERT_EQ(s.send(t.order(0, true, 10000, 301000), t.sk).status, 200);
+  early.recv_until("update/order_book");  // offset 2
+  late.send(R"({"type":"subscribe","channel":"order_book/0"})");
+  late.recv_until("subscribed/order_book");  // offset 1
+  ASSERT_EQ(s.send(t.order(0, true, 5000, 302000), t.sk).status, 200);
+  const std::string a = early.recv_until("update/order_book"),
+                    b = late.recv_until("update/order_book");
+  simdjson::dom::parser pa, pb;
+  simdjson::dom::element ea = pa.parse(a), eb = pb.parse(b);
+  EXPECT_EQ(jint(ea, "offset"), 3) << a;
+  EXPECT_EQ(jint(ea["order_book"], "offset"), 3) << a;
+  EXPECT_EQ(jint(eb, "offset"), 2) << b;
+  EXPECT_EQ(jint(eb["order_book"], "offset"), 2) << b;
+  for (const char* k : {"nonce", "begin_nonce", "checksum"})
+    EXPECT_EQ(jint(ea["order_book"], k), jint(eb["order_book"], k)) << k;
+  EXPECT_EQ(jstr(ea["order_book"]["asks"].at(0), "price"), "3020.00") << a;
+  EXPECT_EQ(jstr(eb["order_book"]["asks"].at(0), "price"), "3020.00") << b;
+  EXPECT_EQ(s.stop(), 0) << s.log();
+}
+
 TEST(Ws, errors_have_codes_and_the_connection_stays_usable) {
   Server s;
   ASSERT_TRUE(s.ready()) << s.log();

@@ -410,11 +410,24 @@ class WorkerLogic {
     for (auto& s : it->second)
       if (auto c = s.conn.lock()) f(*c);
   }
+  // A frame that is the same for every subscriber of `key`: rendered once, for the first.
+  template <typename Render>
+  void each_subscriber_same(const std::string& key, Render&& render) {
+    std::string frame;
+    each_subscriber(key, [&](WsConn& c) {
+      if (frame.empty()) frame = render(c);
+      push(c, frame);
+    });
+  }
   void fan_out_books();
   void fan_out_height();
   void resync_all();
 
   // frames
+  std::string book_frame_at_zero(MarketId m, bool snapshot, const BookCache& cache,
+                                 const std::vector<pipe::PriceLevel>* dbids,
+                                 const std::vector<pipe::PriceLevel>* dasks, uint64_t begin_nonce);
+  static std::string with_offset(std::string_view at_zero, WsConn& c);
   std::string book_frame(WsConn& c, MarketId m, bool snapshot, const BookCache& cache,
                          const std::vector<pipe::PriceLevel>* dbids,
                          const std::vector<pipe::PriceLevel>* dasks, uint64_t begin_nonce);
