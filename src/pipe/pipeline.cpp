@@ -284,10 +284,17 @@ void Pipeline::one_thread_run(OneThread& t) {
 
 // On the thread that runs the loop from now on, before its first round.
 std::unique_ptr<Pipeline::OneThread> Pipeline::one_thread_begin(uint32_t linger_us) {
-  output_.claim_group_commit();  // before the first hand-off: it must never wait for itself
   auto t = std::make_unique<OneThread>(*this, linger_us);
-  one_apply_ = &t->a;
+  one_thread_adopt(*t);
   return t;
+}
+
+// The calling thread runs `t`'s rounds from now on: it runs the group commits (before its first
+// hand-off: a hand-off must never wait for room only its own thread makes) and drains a full
+// apply ring itself.
+void Pipeline::one_thread_adopt(OneThread& t) {
+  output_.claim_group_commit();
+  one_apply_ = &t.a;
 }
 
 size_t Pipeline::one_thread_round(OneThread& t) {
@@ -327,7 +334,6 @@ size_t Pipeline::host_step() {
   if (host_loop_->finished) return 0;
   const size_t work = one_thread_round(*host_loop_);
   if (host_loop_->finished) {
-    one_apply_ = nullptr;
     std::lock_guard lk(host_mu_);
     host_state_.store(kDone);
     host_cv_.notify_all();
@@ -351,10 +357,7 @@ bool Pipeline::host_may_sleep(long& timeout_us) {
 void Pipeline::host_leave() {
   std::lock_guard lk(host_mu_);
   if (host_state_.load() != kHosting) return;
-  if (host_loop_ && !host_loop_->finished) {
-    one_apply_ = nullptr;
-    release_owners();
-  }
+  if (host_loop_ && !host_loop_->finished) release_owners();
   host_state_.store(host_loop_ && host_loop_->finished ? kDone : kLeft);
   host_cv_.notify_all();
 }
@@ -372,9 +375,11 @@ void Pipeline::stop_hosted() {
     host_cv_.wait(lk, [&] { return host_state_.load() != kHosting; });
   }
   if (host_state_.load() == kLeft) {
-    std::unique_ptr<OneThread> t = host_loop_ ? std::move(host_loop_) : one_thread_begin(0);
-    one_apply_ = &t->a;
-    one_thread_run(*t);
+    if (host_loop_)
+      one_thread_adopt(*host_loop_);
+    else
+      host_loop_ = one_thread_begin(0);
+    one_thread_run(*host_loop_);
     host_state_.store(kDone);
   }
   host_started_.store(false, std::memory_order_release);

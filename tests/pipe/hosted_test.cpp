@@ -18,6 +18,17 @@ namespace {
 
 constexpr AccountIndex kFirst = 100, kAccounts = 10;
 
+// Whether pred() becomes true within 30 s: a deadline for a condition, never a timing under test.
+template <typename P>
+bool eventually(P&& pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 std::unique_ptr<Engine> funded_engine(TxBuilder& b, std::vector<Tx>& genesis) {
   auto e = std::make_unique<Engine>();
   NullSink sink;
@@ -38,11 +49,14 @@ std::unique_ptr<Engine> funded_engine(TxBuilder& b, std::vector<Tx>& genesis) {
 // and the orders each submitter sends: worker w trades accounts of its own, so the two
 // submitters' nonces never meet.
 struct Hosted {
-  explicit Hosted(uint32_t workers) {
+  // max_pending_bytes: the journal's bound on records handed off and not yet written (0: its
+  // default).
+  explicit Hosted(uint32_t workers, size_t max_pending_bytes = 0) {
     TxBuilder b;
     auto engine = funded_engine(b, genesis);
     store::JournalConfig jc{dir.path(), store::Durability::kFsync};
     jc.group_commit = store::GroupCommit::kFlusher;
+    if (max_pending_bytes > 0) jc.max_pending_bytes = max_pending_bytes;
     EXPECT_TRUE(store::Journal::open(jc, 1, journal).ok());
     for (const Tx& tx : genesis) journal->append(tx);
     EXPECT_TRUE(journal->flush().ok());
@@ -93,15 +107,17 @@ struct Hosted {
 };
 
 // A host's event loop: its own work (`own`: false once it has none), a round whenever something
-// was done, else a sleep on the bell's eventfd when the pipeline allows it.
+// was done, else a sleep on the bell's eventfd when the pipeline allows it (counted in `sleeps`).
 template <typename Own>
-void host_loop(pipe::Pipeline& p, std::atomic<bool>& leave, Own&& own) {
+void host_loop(pipe::Pipeline& p, std::atomic<bool>& leave, Own&& own,
+               std::atomic<uint64_t>* sleeps = nullptr) {
   while (!leave.load()) {
     size_t work = own() ? 1 : 0;
     work += p.host_step();
     if (work > 0) continue;
     long timeout_us = 0;
     if (p.host_may_sleep(timeout_us)) {
+      if (sleeps != nullptr) ++*sleeps;
       pollfd fd{p.host_bell_fd(), POLLIN, 0};
       timespec ts{timeout_us / 1'000'000, (timeout_us % 1'000'000) * 1000};
       ::ppoll(&fd, 1, &ts, nullptr);
@@ -120,29 +136,40 @@ TEST(HostedPipeline, the_host_runs_the_loop_between_its_own_work_and_finishes_it
   std::atomic<uint64_t> task_on_host{0};
   uint64_t sent0 = 0;
   std::thread::id host_id;
+  std::atomic<uint64_t> sleeps{0};
   // The host submits as worker 0, in bursts of 50, and takes its results.
   std::thread host([&] {
     host_id = std::this_thread::get_id();
-    host_loop(*h.p, leave, [&] {
-      h.take(0);
-      if (sent0 == kEach) return false;
-      for (int i = 0; i < 50 && sent0 < kEach; ++i)
-        if (h.p->submit(0, h.order(0, sent0), sent0, 0)) ++sent0;
-      return true;
-    });
+    host_loop(
+        *h.p, leave,
+        [&] {
+          h.take(0);
+          if (sent0 == kEach) return false;
+          for (int i = 0; i < 50 && sent0 < kEach; ++i)
+            if (h.p->submit(0, h.order(0, sent0), sent0, 0)) ++sent0;
+          return true;
+        },
+        &sleeps);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the host sleeps: start rings it
+  ASSERT_TRUE(eventually([&] { return sleeps.load() > 0; }));  // asleep: start() rings it
   h.p->start();
-  // Another thread submits as worker 1, one tx at a time: each rings the sleeping host.
+  // Another thread submits as worker 1, a tx at a time, and every 8th waits for its answers: the
+  // host runs out of work and sleeps, and the next submit rings it awake.
   std::thread worker1([&] {
     for (uint64_t i = 0; i < kEach;) {
-      if (h.p->submit(1, h.order(1, i), i, 0)) {
-        ++i;
-        if (i % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      if (h.p->submit(1, h.order(1, i), i, 0) && ++i % 8 == 0) {
+        if (!eventually([&] {
+              h.take(1);
+              return h.got[1] == i;
+            }))
+          break;
       }
       h.take(1);
     }
-    while (h.got[1] < kEach) h.take(1);
+    eventually([&] {
+      h.take(1);
+      return h.got[1] >= kEach;
+    });
   });
   h.p->run_on_sequencer([&](const Engine& e) {
     task_on_host.store(std::this_thread::get_id() == host_id ? e.last_seq() : 0);
@@ -156,20 +183,26 @@ TEST(HostedPipeline, the_host_runs_the_loop_between_its_own_work_and_finishes_it
   EXPECT_EQ(h.got[1], kEach);
   EXPECT_EQ(h.bad.load(), 0u);
   EXPECT_GT(task_on_host.load(), 0u) << "the task ran on the host thread";
+  EXPECT_GT(sleeps.load(), 1u) << "the host slept during the run";
   EXPECT_EQ(h.p->applied_seq(), h.p->engine().last_seq());
   h.expect_replay_equal();
 }
 
 // The host stops first (an api that stops before the pipeline): stop() runs the rest of the loop
-// on its own thread, and answers what was submitted after the host left.
+// on its own thread, and answers what was submitted after the host left. The journal's bound on
+// pending records is small, so stop()'s rounds hand off more than it holds: the thread that runs
+// the loop runs the group commits too, or it would wait for room nobody makes.
 TEST(HostedPipeline, what_a_host_leaves_unfinished_stop_finishes) {
-  Hosted h(2);
+  Hosted h(2, 4096);
   std::atomic<bool> leave{false};
   std::thread host([&] { host_loop(*h.p, leave, [] { return false; }); });
   h.p->start();
   uint64_t sent = 0;
   for (; sent < 500; ++sent) ASSERT_TRUE(h.p->submit(1, h.order(1, sent), sent, 0));
-  while (h.got[1] < 200) h.take(1);  // the host is running the loop
+  ASSERT_TRUE(eventually([&] {  // the host is running the loop
+    h.take(1);
+    return h.got[1] >= 200;
+  }));
   leave.store(true);
   h.p->submit(0, h.order(0, 0), 0, 0);  // (rings the host awake if it sleeps)
   host.join();

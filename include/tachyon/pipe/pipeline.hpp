@@ -209,6 +209,7 @@ class Pipeline final : public Front {
   bool task_may_run();
   void one_thread_loop();
   std::unique_ptr<OneThread> one_thread_begin(uint32_t linger_us);
+  void one_thread_adopt(OneThread& t);
   size_t one_thread_round(OneThread& t);
   bool one_thread_work_waiting(const OneThread& t);
   void one_thread_run(OneThread& t);
