@@ -4,10 +4,18 @@
 
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/api/worker.hpp"
+#include "tachyon/core/clock.hpp"
 #include "tachyon/engine/margin.hpp"
 #include "tachyon/engine/order.hpp"
 
 namespace tachyon::api {
+
+int64_t write_stamp(JsonWriter& w, int64_t engine_ts_ns) {
+  const int64_t now = realtime_ns();
+  w.kv_i("timestamp", now / 1'000'000).kv_i("engine_ts_us", engine_ts_ns / 1000);
+  w.kv_i("sent_ts_us", now / 1000);
+  return now;
+}
 
 HttpReply error_reply(int http, int code, std::string_view message) {
   HttpReply r;

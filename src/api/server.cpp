@@ -1,9 +1,8 @@
-// Beast plumbing only: listeners, HTTP and WebSocket sessions, worker threads and wake-ups. The
-// protocol logic lives in WorkerLogic (rest.cpp, ws.cpp, ws_fanout.cpp).
+// Beast plumbing only: listeners, HTTP and WebSocket sessions, the worker threads
+// (worker_thread.hpp). The protocol logic lives in WorkerLogic (rest.cpp, ws.cpp, ws_fanout.cpp).
 #include "tachyon/api/server.hpp"
 #include "tachyon/core/clock.hpp"
 
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <boost/asio.hpp>
@@ -19,6 +18,8 @@
 #include <thread>
 
 #include <spdlog/spdlog.h>
+
+#include "worker_thread.hpp"
 
 namespace tachyon::api {
 
@@ -52,79 +53,6 @@ Status load_tls_context(const std::string& cert, const std::string& key, TlsCont
   return Status{};
 }
 }  // namespace
-
-struct Worker {
-  Worker(ApiShared& shared, pipe::Front& pipe, uint32_t i)
-      : logic(shared, pipe, i), efd(ioc), tick(ioc), index(i) {
-    const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    efd.assign(fd);
-  }
-  void arm() {
-    efd.async_wait(asio::posix::descriptor_base::wait_read, [this](beast::error_code ec) {
-      if (ec) return;
-      uint64_t v = 0;
-      (void)::read(efd.native_handle(), &v, sizeof(v));
-      armed.store(true, std::memory_order_seq_cst);
-      logic.on_wake();
-      arm();
-    });
-  }
-  void ring() {
-    if (hosting) {  // rung by the pipeline's loop on this very thread: the loop drains it
-      self_wake.store(true, std::memory_order_relaxed);
-      return;
-    }
-    if (armed.exchange(false, std::memory_order_seq_cst)) {
-      const uint64_t one = 1;
-      (void)::write(efd.native_handle(), &one, sizeof(one));
-    }
-  }
-  void schedule_tick() {
-    tick.expires_after(std::chrono::milliseconds(250));
-    tick.async_wait([this](beast::error_code ec) {
-      if (ec) return;
-      logic.on_wake();  // a safety net: a lost wake-up costs at most one tick
-      logic.on_tick();
-      schedule_tick();
-    });
-  }
-
-  // This thread's loop when it hosts the pipeline (Front::hosted): the pipeline's rounds run
-  // between this worker's handlers; it sleeps in the io_context, which the pipeline's bell wakes.
-  void host(pipe::Front& pipe) {
-    asio::posix::stream_descriptor bell(ioc, ::dup(pipe.host_bell_fd()));
-    uint64_t rung = 0;
-    std::function<void()> watch = [&] {  // a read, not a wait: asio tries it before polling
-      bell.async_read_some(asio::buffer(&rung, sizeof(rung)), [&](beast::error_code ec, size_t) {
-        if (!ec) watch();
-      });
-    };
-    watch();
-    while (!ioc.stopped()) {
-      size_t work = ioc.poll();
-      work += pipe.host_step();
-      if (self_wake.exchange(false, std::memory_order_relaxed)) {
-        logic.on_wake();
-        ++work;
-      }
-      if (work > 0) continue;
-      long timeout_us = 0;
-      if (pipe.host_may_sleep(timeout_us)) ioc.run_one_for(std::chrono::microseconds(timeout_us));
-      pipe.host_woke();
-    }
-    pipe.host_leave();
-  }
-
-  asio::io_context ioc{1};
-  WorkerLogic logic;
-  asio::posix::stream_descriptor efd;
-  asio::steady_timer tick;
-  std::atomic<bool> armed{true};
-  bool hosting = false;                // set before the thread starts
-  std::atomic<bool> self_wake{false};  // hosting: the loop rang this worker (relaxed: same thread)
-  std::thread thread;
-  uint32_t index;
-};
 
 // ---- WebSocket session ----
 

@@ -1,14 +1,10 @@
 // WorkerLogic, WebSocket side: the Lighter protocol (docs/ARCHITECTURE.md "WebSocket channels"):
 // greeting, subscribe / unsubscribe, snapshots then deltas, JSON ping/pong, jsonapi/sendtx(batch);
 // and the fan-out of results and read-side changes to this worker's connections.
-#include <zlib.h>
-
 #include <simdjson.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
-#include <map>
 #include <utility>
 
 #include "tachyon/api/form.hpp"
@@ -101,33 +97,48 @@ std::optional<Channel> parse_channel(std::string_view ch) {
   return std::nullopt;
 }
 
-// Returns the send time it wrote.
-int64_t stamp(JsonWriter& w, int64_t engine_ts_ns) {
-  const int64_t now = now_ns();
-  w.kv_i("timestamp", now / 1'000'000).kv_i("engine_ts_us", engine_ts_ns / 1000);
-  w.kv_i("sent_ts_us", now / 1000);
-  return now;
-}
-
-uint32_t book_checksum(const std::vector<pipe::PriceLevel>& bids,
-                       const std::vector<pipe::PriceLevel>& asks, int pd, int sd) {
-  std::string s;
-  JsonWriter w(s);  // only for its fixed-point formatting
-  bool first = true;
-  auto side = [&](const std::vector<pipe::PriceLevel>& lv) {
-    for (size_t i = 0; i < lv.size() && i < 25; ++i) {
-      std::string p, q;
-      JsonWriter(p).dec_num(lv[i].price, pd);
-      JsonWriter(q).dec_num(lv[i].size, sd);
-      if (!first) s += '|';
-      first = false;
-      s += p + ":" + q;
+// A client's message: its fields of interest ("data" as raw JSON). False: not a JSON object.
+struct WsRequest {
+  std::string type, channel, auth, id, data;
+  uint64_t nonce = 0;
+};
+bool parse_ws_request(std::string_view text, WsRequest& q) {
+  simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(text);
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::object obj;
+  if (parser.iterate(padded).get(doc) || doc.get_object().get(obj)) return false;
+  for (auto f : obj) {
+    std::string_view k, sv;
+    simdjson::ondemand::value v;
+    if (f.unescaped_key().get(k) || f.value().get(v)) return false;
+    simdjson::ondemand::json_type t;
+    if (v.type().get(t)) continue;
+    if (k == "data") {
+      std::string_view raw;
+      if (simdjson::to_json_string(v).get(raw)) return false;
+      q.data = std::string(raw);
+      continue;
     }
-  };
-  side(bids);
-  side(asks);
-  return static_cast<uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size())));
+    if (t == simdjson::ondemand::json_type::string) {
+      if (v.get_string().get(sv)) continue;
+    } else if (t == simdjson::ondemand::json_type::number) {
+      sv = v.raw_json_token();
+    } else {
+      continue;
+    }
+    if (k == "type")
+      q.type = sv;
+    else if (k == "channel")
+      q.channel = sv;
+    else if (k == "auth")
+      q.auth = sv;
+    else if (k == "id")
+      q.id = sv;
+    else if (k == "nonce")
+      q.nonce = std::strtoull(std::string(sv).c_str(), nullptr, 10);
+  }
+  return true;
 }
 }  // namespace
 
@@ -281,67 +292,28 @@ void WorkerLogic::ws_message(const std::shared_ptr<WsConn>& c, std::string_view 
     push(*c, ws_error(30009, "rate limit exceeded", ""));
     return;
   }
-  simdjson::ondemand::parser parser;
-  simdjson::padded_string padded(text);
-  simdjson::ondemand::document doc;
-  simdjson::ondemand::object obj;
-  if (parser.iterate(padded).get(doc) || doc.get_object().get(obj)) {
+  WsRequest q;
+  if (!parse_ws_request(text, q)) {
     push(*c, ws_error(30000, "Invalid JSON", ""));
     return;
   }
-  std::string type, channel, auth, id, data;
-  uint64_t nonce = 0;
-  for (auto f : obj) {
-    std::string_view k, sv;
-    simdjson::ondemand::value v;
-    if (f.unescaped_key().get(k) || f.value().get(v)) {
-      push(*c, ws_error(30000, "Invalid JSON", ""));
-      return;
-    }
-    simdjson::ondemand::json_type t;
-    if (v.type().get(t)) continue;
-    if (k == "data") {
-      std::string_view raw;
-      if (simdjson::to_json_string(v).get(raw)) {
-        push(*c, ws_error(30000, "Invalid JSON", ""));
-        return;
-      }
-      data = std::string(raw);
-      continue;
-    }
-    if (t == simdjson::ondemand::json_type::string) {
-      if (v.get_string().get(sv)) continue;
-    } else if (t == simdjson::ondemand::json_type::number) {
-      sv = v.raw_json_token();
-    } else {
-      continue;
-    }
-    if (k == "type")
-      type = sv;
-    else if (k == "channel")
-      channel = sv;
-    else if (k == "auth")
-      auth = sv;
-    else if (k == "id")
-      id = sv;
-    else if (k == "nonce")
-      nonce = std::strtoull(std::string(sv).c_str(), nullptr, 10);
-  }
+  const std::string& type = q.type;
+  std::string& id = q.id;
   while (!id.empty() && (id.back() == ' ' || id.back() == '\n')) id.pop_back();
   if (type == "ping") {
     push(*c, "{\"type\":\"pong\"}");
   } else if (type == "pong") {
     // keep-alive answer: nothing to do
   } else if (type == "subscribe") {
-    ws_subscribe(c, channel, auth, id);
+    ws_subscribe(c, q.channel, q.auth, id);
   } else if (type == "unsubscribe") {
-    ws_unsubscribe(c, channel);
+    ws_unsubscribe(c, q.channel);
   } else if (type == "jsonapi/sendtx" || type == "jsonapi/sendtxbatch") {
-    ws_sendtx(c, data, type == "jsonapi/sendtxbatch", id);
+    ws_sendtx(c, q.data, type == "jsonapi/sendtxbatch", id);
   } else if (type == "cancel_on_disconnect") {
-    ws_cancel_on_disconnect(c, data, id);
+    ws_cancel_on_disconnect(c, q.data, id);
   } else if (type == "resume") {
-    ws_resume(c, channel, nonce);
+    ws_resume(c, q.channel, q.nonce);
   } else {
     push(*c, ws_error(30001, "Invalid type: " + type, id));
   }
@@ -403,7 +375,7 @@ void WorkerLogic::ws_subscribe(const std::shared_ptr<WsConn>& c, std::string_vie
     JsonWriter w(s);
     w.obj().kv_s("channel", "height").kv_s("type", "subscribed/height");
     w.kv_i("height", height());
-    stamp(w, 0);
+    write_stamp(w, 0);
     w.end_obj();
     push(*c, std::move(s));
   } else {
@@ -512,192 +484,5 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
 }
 
 // ---- frames ----
-
-std::string WorkerLogic::book_frame(WsConn& c, MarketId m, bool snapshot, const BookCache& cache,
-                                    const std::vector<pipe::PriceLevel>* dbids,
-                                    const std::vector<pipe::PriceLevel>* dasks,
-                                    uint64_t begin_nonce) {
-  return with_offset(book_frame_at_zero(m, snapshot, cache, dbids, dasks, begin_nonce), c);
-}
-
-// A book frame holds the connection's message count ("offset", twice; Lighter counts per
-// connection): rendered once with 0 for every subscriber, each copy gets its connection's next.
-std::string WorkerLogic::with_offset(std::string_view at_zero, WsConn& c) {
-  static constexpr std::string_view kAt = "\"offset\":0";
-  const size_t a = at_zero.find(kAt) + kAt.size() - 1, b = at_zero.rfind(kAt) + kAt.size() - 1;
-  char num[24];
-  const size_t n = static_cast<size_t>(std::to_chars(num, num + sizeof(num), ++c.offset).ptr - num);
-  std::string s;
-  s.reserve(at_zero.size() + 2 * n);
-  s.append(at_zero.substr(0, a)).append(num, n);
-  s.append(at_zero.substr(a + 1, b - a - 1)).append(num, n).append(at_zero.substr(b + 1));
-  return s;
-}
-
-std::string WorkerLogic::book_frame_at_zero(MarketId m, bool snapshot, const BookCache& cache,
-                                            const std::vector<pipe::PriceLevel>* dbids,
-                                            const std::vector<pipe::PriceLevel>* dasks,
-                                            uint64_t begin_nonce) {
-  const auto mv = dry_.market(m);
-  const int pd = mv ? mv->params.price_decimals : 0, sd = mv ? mv->params.size_decimals : 0;
-  const uint64_t offset = 0;  // with_offset() puts the connection's in
-  std::string s;
-  JsonWriter w(s);
-  w.obj().kv_s("channel", "order_book:" + std::to_string(m)).kv_i("offset", offset);
-  w.key("order_book").obj().kv_i("code", 0);
-  auto side = [&](const char* name, const std::vector<pipe::PriceLevel>& lv) {
-    w.key(name).arr();
-    for (const auto& l : lv)
-      w.obj().key("price").dec(l.price, pd).key("size").dec(l.size, sd).end_obj();
-    w.end_arr();
-  };
-  side("asks", snapshot ? cache.asks : *dasks);
-  side("bids", snapshot ? cache.bids : *dbids);
-  w.kv_i("offset", offset).kv_i("nonce", cache.nonce);
-  w.kv_i("begin_nonce", snapshot ? cache.nonce : begin_nonce);
-  if (cache.valid) w.kv_i("checksum", book_checksum(cache.bids, cache.asks, pd, sd));
-  w.end_obj();
-  const int64_t sent = stamp(w, cache.engine_ts_ns);
-  if (!snapshot) shared_.metrics.freshness(index_, Chan::kOrderBook, sent - cache.engine_ts_ns);
-  w.kv_s("type", snapshot ? "subscribed/order_book" : "update/order_book").end_obj();
-  return s;
-}
-
-std::string WorkerLogic::market_stats_frame(WsConn&, MarketId m, bool all, bool snapshot) {
-  std::string s;
-  JsonWriter w(s);
-  w.obj().kv_s("channel", all ? "market_stats:all" : "market_stats:" + std::to_string(m));
-  int64_t ts = 0;
-  w.key("market_stats");
-  if (all) {
-    w.obj();
-    for (int i = 0; i < kMaxMarkets; ++i) {
-      if (auto v = dry_.market(static_cast<MarketId>(i))) {
-        w.key(std::to_string(i));
-        write_market_stats(w, *v);
-        ts = std::max(ts, v->engine_ts_ns);
-      }
-    }
-    w.end_obj();
-  } else if (auto v = dry_.market(m)) {
-    write_market_stats(w, *v);
-    ts = v->engine_ts_ns;
-  } else {
-    w.null();
-  }
-  stamp(w, ts);  // pushed once a second: its age is the market's quiet time, not a freshness
-  w.kv_s("type", snapshot ? "subscribed/market_stats" : "update/market_stats").end_obj();
-  return s;
-}
-
-std::string WorkerLogic::trades_frame(WsConn&, MarketId m,
-                                      const std::vector<pipe::TradeRecord>& trades, bool snapshot) {
-  const auto mv = dry_.market(m);
-  std::string s;
-  JsonWriter w(s);
-  int64_t ts = 0;
-  // Book trades in `trades`; liquidation fills, takeovers and deleverages (the waterfall) in
-  // `liquidation_trades`, as Lighter does.
-  w.obj().kv_s("channel", "trade:" + std::to_string(m));
-  for (const bool liq : {false, true}) {
-    w.key(liq ? "liquidation_trades" : "trades").arr();
-    for (auto it = trades.rbegin(); it != trades.rend(); ++it) {  // newest first (ccxt reverses)
-      if ((it->t.kind != TradeKind::kTrade) != liq) continue;
-      if (mv) write_trade(w, *it, *mv, shared_.trade_tx_hash(*it));
-      ts = std::max(ts, it->time_ns);
-    }
-    w.end_arr();
-  }
-  const int64_t sent = stamp(w, ts);
-  if (!snapshot && ts > 0) shared_.metrics.freshness(index_, Chan::kTrade, sent - ts);
-  w.kv_s("type", snapshot ? "subscribed/trade" : "update/trade").end_obj();
-  return s;
-}
-
-std::string WorkerLogic::account_frame(WsConn&, std::string_view kind, AccountIndex a,
-                                       bool snapshot,
-                                       const std::vector<pipe::TradeRecord>* new_trades,
-                                       const std::vector<pipe::OrderView>* changed, MarketId only) {
-  auto markets = [this](MarketId m) { return dry_.market(m); };
-  std::string s;
-  JsonWriter w(s);
-  int64_t ts = 0;
-  const std::string frame_channel = kind == "account_orders"
-                                        ? "account_orders:" + std::to_string(only)
-                                        : std::string(kind) + ":" + std::to_string(a);
-  w.obj().kv_s("channel", frame_channel).kv_i("account", a);
-  dry_.account_reader().read([&] {
-    const pipe::AccountView* v = dry_.accounts().find(a);
-    if (v == nullptr) return;
-    ts = v->engine_ts_ns;
-    auto trades_by_market = [&](const pipe::TradeRange& list) {
-      std::map<MarketId, std::vector<const pipe::TradeRecord*>> by;
-      for (const auto& t : list) by[t.t.market].push_back(&t);
-      w.key("trades").obj();
-      for (const auto& [m, ts2] : by) {
-        const auto mv = markets(m);
-        if (!mv) continue;
-        w.key(std::to_string(m)).arr();
-        for (auto it = ts2.rbegin(); it != ts2.rend(); ++it)
-          write_trade(w, **it, *mv, shared_.trade_tx_hash(**it));
-        w.end_arr();
-      }
-      w.end_obj();
-    };
-    if (kind == "user_stats") {
-      w.key("stats");
-      write_user_stats(w, *v, markets);
-    } else if (kind == "account_all_assets") {
-      w.key("assets").obj().key("3");
-      write_spot_usdc(w);
-      w.end_obj();
-    } else if (kind == "account_all_trades") {
-      trades_by_market(snapshot || new_trades == nullptr
-                           ? v->trades()
-                           : pipe::TradeRange(std::span<const pipe::TradeRecord>(*new_trades)));
-      w.kv_i("total_trade_count", v->trade_count);
-    } else if (kind == "account_all_orders" || kind == "account_orders") {
-      std::map<MarketId, std::vector<const pipe::OrderView*>> by;
-      std::vector<pipe::OrderView> open;
-      const pipe::OrderRange list =
-          snapshot || changed == nullptr ? v->order_list() : pipe::OrderRange(*changed);
-      for (const auto& o : list)
-        if (only == kAllMarkets || o.o.market == only) by[o.o.market].push_back(&o);
-      w.key("orders").obj();
-      for (const auto& [m, os] : by) {
-        const auto mv = markets(m);
-        if (!mv) continue;
-        w.key(std::to_string(m)).arr();
-        for (const auto* o : os) {
-          const bool gone = !snapshot && changed != nullptr && o->removed;
-          write_order(w, o->o, o->created_ns, o->updated_ns, *mv,
-                      gone ? order_status(o->o.reason) : std::string_view());
-        }
-        w.end_arr();
-      }
-      w.end_obj();
-    } else {  // account_all
-      const AccountFigures f = account_figures(*v, markets);
-      w.key("positions").obj();
-      for (const auto& p : v->positions) {
-        w.key(std::to_string(p.market));
-        write_position(w, p, f, markets);
-      }
-      w.end_obj();
-      trades_by_market(snapshot || new_trades == nullptr
-                           ? v->trades()
-                           : pipe::TradeRange(std::span<const pipe::TradeRecord>(*new_trades)));
-      w.key("funding_histories").obj().end_obj().key("shares").arr().end_arr();
-      w.key("collateral").dec(v->collateral, 6).key("available_balance").dec(f.available, 6);
-      w.kv_i("total_order_count", v->open_order_count).kv_i("daily_trades_count", v->trade_count);
-    }
-  });
-  const int64_t sent = stamp(w, ts);
-  if (!snapshot && ts > 0) shared_.metrics.freshness(index_, Chan::kAccount, sent - ts);
-  w.kv_s("type", std::string(snapshot ? "subscribed/" : "update/") +
-                     std::string(kind == "account_orders" ? "account_orders" : kind));
-  w.end_obj();
-  return s;
-}
 
 }  // namespace tachyon::api

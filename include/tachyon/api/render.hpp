@@ -24,6 +24,9 @@ std::string_view order_status(RemoveReason r);
 std::string_view order_type_name(OrderType t);
 std::string_view tif_name(TimeInForce t);
 
+// A push's times: "timestamp" (ms) and "sent_ts_us", now, and "engine_ts_us", when the engine
+// made what it shows (the client's freshness). Returns the send time it wrote.
+int64_t write_stamp(JsonWriter& w, int64_t engine_ts_ns);
 void write_market_details(JsonWriter& w, const pipe::MarketView& m, bool full);
 void write_market_stats(JsonWriter& w, const pipe::MarketView& m);
 // `tx_hash`: the taker tx's hash ("" when unknown).
