@@ -77,10 +77,11 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
              std::move(base), read_arena_),
       wakes_(cfg.workers, int64_t{cfg.push_interval_us} * 1000),
       hosted_(cfg.hosted && one_thread_) {
-  if (hosted_) {  // the host sleeps in its event loop, which watches the bell's eventfd
+  // Hosted, the host sleeps in its event loop, which watches the bell's eventfd; its loop runs
+  // with no commit linger (one_thread_begin(0): a linger would hold the host's sockets).
+  if (hosted_) {
     TACHYON_ASSERT(seq_bell_.use_eventfd(), "a hosted pipeline needs an eventfd");
     cfg_.wait = WaitStrategy::kPark;
-    cfg_.commit_linger_us = 0;
   }
   for (uint32_t w = 0; w < cfg.workers; ++w) {
     ingress_.push_back(std::make_unique<SpscRing<Ingress>>(cfg.ingress_capacity));
