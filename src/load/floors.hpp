@@ -5,9 +5,11 @@
 //             on one connection: a WebSocket round trip with no tx in it, and (for a local
 //             server) the server's context switches and CPU per ping;
 //   verify    one Ed25519 verify of a tx, as the server's api does it (api::verify_tx);
-//   fdatasync one 200-byte append + fdatasync in a directory on the server's disk (its data dir),
-//             paced at the run's rate too: a flush after an idle gap is slower (here 125 us
-//             back to back, 207 us 5 ms apart), and the journal's come at the run's pace.
+//   fdatasync one 200-byte write over allocated zeros + fdatasync, as the journal's group commit,
+//             in a directory on the server's disk (its data dir), paced at the run's rate too: a
+//             flush after an idle gap is slower, and the journal's come at the run's pace; and
+//             the context switches each costs its caller (the disk's waits: the data's write,
+//             then, on a disk with a volatile cache and no FUA, the cache flush).
 #include <optional>
 #include <string>
 
@@ -31,6 +33,7 @@ struct FloorConfig {
 struct Floors {
   tachyon::HistogramSnapshot ping, fdatasync;  // ns
   double verify_ns = 0;                        // the median of 5 rounds of 400
+  double fdatasync_switches = 0;               // per write + fdatasync, its thread's
   std::optional<ServerCost> ping_cost;         // the server's, over the pings
   std::string sync_dir;
 };

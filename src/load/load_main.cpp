@@ -320,6 +320,8 @@ std::optional<load::ServerCost> server_cost(const Options& o) {
     std::fprintf(stderr, "tachyon-load: the server's cost is not reported: %s\n", e.c_str());
     return std::nullopt;
   }
+  if (HttpResult m = http_call(o.host, o.admin_port, http::verb::get, "/metrics"); m.status == 200)
+    c.group_commits = load::group_commits_in(m.body);
   return c;
 }
 
@@ -402,9 +404,8 @@ int run_and_report(const Options& o, const load::MarketInfo& mi,
   meta.subscribers = o.subscribers;
   meta.floors = floors;
   if (before) {
-    load::ServerCost after;
-    if (std::string e = load::read_server_cost(before->pid, after); e.empty())
-      meta.cost = load::cost_between(*before, after);
+    if (const auto after = server_cost(o); after && after->pid == before->pid)
+      meta.cost = load::cost_between(*before, *after);
   }
   meta.server = o.host + ":" + std::to_string(o.port);
   if (!o.targets.empty()) {

@@ -55,18 +55,20 @@ std::string cost_table(const ServerCost& c, uint64_t txs) {
   std::string out;
   char line[256];
   std::snprintf(line, sizeof line,
-                "\n  server pid %d: %.2f context switches and %.0f us CPU per answered tx\n"
-                "  %-34s %10s %9s\n",
+                "\n  server pid %d: %.2f context switches (%.2f preempted) and %.0f us CPU per "
+                "answered tx\n  %-34s %10s %10s %9s\n",
                 int(c.pid), per_tx(double(c.process.switches), txs),
-                per_tx(c.process.cpu_s * 1e6, txs), "thread", "switches", "cpu us");
+                per_tx(double(c.process.involuntary), txs), per_tx(c.process.cpu_s * 1e6, txs),
+                "thread", "switches", "preempted", "cpu us");
   out += line;
   std::vector<std::pair<std::string, ThreadCost>> rows(c.threads.begin(), c.threads.end());
   std::sort(rows.begin(), rows.end(),
             [](const auto& a, const auto& b) { return a.second.cpu_s > b.second.cpu_s; });
   for (const auto& [name, t] : rows) {
     if (t.switches == 0 && t.cpu_s == 0) continue;
-    std::snprintf(line, sizeof line, "  %-34s %10.2f %9.1f\n", name.c_str(),
-                  per_tx(double(t.switches), txs), per_tx(t.cpu_s * 1e6, txs));
+    std::snprintf(line, sizeof line, "  %-34s %10.2f %10.2f %9.1f\n", name.c_str(),
+                  per_tx(double(t.switches), txs), per_tx(double(t.involuntary), txs),
+                  per_tx(t.cpu_s * 1e6, txs));
     out += line;
   }
   return out;
@@ -88,7 +90,12 @@ std::string floors_table(const Floors& f, const RunResult& r, const std::optiona
   std::snprintf(line, sizeof line, "  %-34s %9d %9.1f\n", "Ed25519 verify of one tx", 2000,
                 f.verify_ns / 1000);
   out += line;
-  frow("append 200 B + fdatasync", f.fdatasync);
+  frow("write 200 B + fdatasync", f.fdatasync);
+  if (f.fdatasync.count > 0) {
+    std::snprintf(line, sizeof line, "  %-34s %9s %9.2f\n", "  its context switches", "",
+                  f.fdatasync_switches);
+    out += line;
+  }
   const double ping = us(f.ping.quantile(0.5)), sync = us(f.fdatasync.quantile(0.5));
   const double verify = f.verify_ns / 1000, ack = us(r.ack.quantile(0.5));
   if (f.ping.count > 0 && r.ack.count > 0) {
@@ -110,6 +117,14 @@ std::string floors_table(const Floors& f, const RunResult& r, const std::optiona
                   f.ping_cost->process.cpu_s * 1e6 / pings);
     out += line;
   }
+  if (c && c->group_commits >= 0 && f.fdatasync.count > 0) {
+    const double commits = per_tx(double(c->group_commits), answered(r));
+    std::snprintf(line, sizeof line,
+                  "  group commits per tx: %.2f; at the floor's %.2f switches per fdatasync, the "
+                  "disk's waits are %.2f switches per tx\n",
+                  commits, f.fdatasync_switches, commits * f.fdatasync_switches);
+    out += line;
+  }
   return out;
 }
 
@@ -118,6 +133,7 @@ void floors_json(api::JsonWriter& w, const Floors& f) {
   hist_json(w, "ping", f.ping);
   w.kv_i("verify_ns", static_cast<int64_t>(f.verify_ns));
   hist_json(w, "fdatasync", f.fdatasync);
+  w.key("fdatasync_switches").dec_num(hundredths(f.fdatasync_switches), 2);
   if (f.ping_cost && f.ping.count > 0) {
     const double pings = double(f.ping.count);
     w.key("server_switches_per_ping")
@@ -131,6 +147,9 @@ void floors_json(api::JsonWriter& w, const Floors& f) {
 void cost_json(api::JsonWriter& w, const ServerCost& c, uint64_t txs) {
   w.key("server_cost").obj().kv_i("pid", c.pid);
   w.key("switches_per_tx").dec_num(hundredths(per_tx(double(c.process.switches), txs)), 2);
+  w.key("preempted_per_tx").dec_num(hundredths(per_tx(double(c.process.involuntary), txs)), 2);
+  if (c.group_commits >= 0)
+    w.key("group_commits_per_tx").dec_num(hundredths(per_tx(double(c.group_commits), txs)), 2);
   w.key("cpu_us_per_tx").dec_num(hundredths(per_tx(c.process.cpu_s * 1e6, txs)), 2);
   w.key("threads").obj();
   for (const auto& [name, t] : c.threads) {
@@ -138,6 +157,7 @@ void cost_json(api::JsonWriter& w, const ServerCost& c, uint64_t txs) {
         .obj()
         .key("switches_per_tx")
         .dec_num(hundredths(per_tx(double(t.switches), txs)), 2);
+    w.key("preempted_per_tx").dec_num(hundredths(per_tx(double(t.involuntary), txs)), 2);
     w.key("cpu_us_per_tx").dec_num(hundredths(per_tx(t.cpu_s * 1e6, txs)), 2).end_obj();
   }
   w.end_obj().end_obj();

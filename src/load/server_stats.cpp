@@ -30,14 +30,16 @@ bool cpu_of(const std::string& stat_path, double& out) {
 }
 
 // The thread's name and its voluntary + nonvoluntary context switches, from its status file.
-bool switches_of(const std::string& status_path, std::string& name, uint64_t& out) {
+bool switches_of(const std::string& status_path, std::string& name, ThreadCost& out) {
   std::ifstream in(status_path);
   if (!in) return false;
-  out = 0;
+  out = ThreadCost{};
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("Name:", 0) == 0) name = line.substr(line.find_first_not_of(" \t", 5));
-    if (line.find("ctxt_switches:") != std::string::npos)
-      out += std::stoull(line.substr(line.find(':') + 1));
+    if (line.find("ctxt_switches:") == std::string::npos) continue;
+    const uint64_t n = std::stoull(line.substr(line.find(':') + 1));
+    out.switches += n;
+    if (line.rfind("nonvoluntary", 0) == 0) out.involuntary += n;
   }
   return true;
 }
@@ -53,18 +55,31 @@ std::string read_server_cost(pid_t pid, ServerCost& out) {
   std::error_code ec;
   for (const auto& t : std::filesystem::directory_iterator(root + "/task", ec)) {
     std::string name;
-    uint64_t sw = 0;
+    ThreadCost sw;
     double cpu = 0;
     if (!switches_of(t.path().string() + "/status", name, sw) ||
         !cpu_of(t.path().string() + "/stat", cpu))
       continue;  // it exited meanwhile
     ThreadCost& c = out.threads[name];
-    c.switches += sw;
+    c.switches += sw.switches;
+    c.involuntary += sw.involuntary;
     c.cpu_s += cpu;
-    out.process.switches += sw;
+    out.process.switches += sw.switches;
+    out.process.involuntary += sw.involuntary;
   }
   if (ec) return "reading " + root + "/task: " + ec.message();
   return "";
+}
+
+int64_t group_commits_in(std::string_view metrics) {
+  constexpr std::string_view kName = "\ntachyon_journal_group_commit_txs_count ";
+  const size_t at = metrics.find(kName);
+  if (at == std::string_view::npos) return -1;
+  int64_t n = 0;
+  for (size_t i = at + kName.size(); i < metrics.size() && metrics[i] >= '0' && metrics[i] <= '9';
+       ++i)
+    n = n * 10 + (metrics[i] - '0');
+  return n;
 }
 
 ServerCost cost_between(const ServerCost& before, const ServerCost& after) {
@@ -73,11 +88,17 @@ ServerCost cost_between(const ServerCost& before, const ServerCost& after) {
   for (const auto& [name, a] : after.threads) {
     const auto it = before.threads.find(name);
     const ThreadCost b = it == before.threads.end() ? ThreadCost{} : it->second;
-    d.threads[name] =
-        ThreadCost{a.switches - std::min(a.switches, b.switches), std::max(0.0, a.cpu_s - b.cpu_s)};
+    d.threads[name] = ThreadCost{a.switches - std::min(a.switches, b.switches),
+                                 a.involuntary - std::min(a.involuntary, b.involuntary),
+                                 std::max(0.0, a.cpu_s - b.cpu_s)};
   }
   d.process.cpu_s = std::max(0.0, after.process.cpu_s - before.process.cpu_s);
-  for (const auto& [name, c] : d.threads) d.process.switches += c.switches;
+  if (before.group_commits >= 0 && after.group_commits >= before.group_commits)
+    d.group_commits = after.group_commits - before.group_commits;
+  for (const auto& [name, c] : d.threads) {
+    d.process.switches += c.switches;
+    d.process.involuntary += c.involuntary;
+  }
   return d;
 }
 

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace tachyon::load {
 
 struct ThreadCost {
-  uint64_t switches = 0;
+  uint64_t switches = 0;     // voluntary + involuntary
+  uint64_t involuntary = 0;  // of those, preemptions (the rest: the thread slept)
   double cpu_s = 0;
 };
 
@@ -19,7 +21,13 @@ struct ServerCost {
   pid_t pid = 0;
   std::map<std::string, ThreadCost> threads;  // by thread name
   ThreadCost process;  // every thread, those that exited included (CPU; switches: live threads)
+  // The journal's group commits (tachyon_journal_group_commit_txs_count on the admin /metrics),
+  // each one fdatasync whose waits are the disk's; -1: not read.
+  int64_t group_commits = -1;
 };
+
+// tachyon_journal_group_commit_txs_count in a /metrics page; -1 when absent.
+int64_t group_commits_in(std::string_view metrics);
 
 // The server's counters now; "" or why they cannot be read (no such process, not ours).
 std::string read_server_cost(pid_t pid, ServerCost& out);

@@ -107,7 +107,13 @@ TEST_F(LoadE2E, mixed_load_is_answered_in_full_with_fills_freshness_and_plots) {
   }
   EXPECT_GT(sum, 0);
   EXPECT_GE(total + 1, sum);  // the process's CPU holds every thread's
-  EXPECT_NE(slurp(out + "/report.txt").find("context switches and"), std::string::npos);
+  EXPECT_NE(slurp(out + "/report.txt").find("context switches ("), std::string::npos);
+  // Its journal's group commits over the run, from its /metrics (the txs were journaled).
+  double commits = -1, preempted = -1;
+  ASSERT_EQ(cost["group_commits_per_tx"].get_double().get(commits), simdjson::SUCCESS);
+  EXPECT_GT(commits, 0);
+  ASSERT_EQ(cost["preempted_per_tx"].get_double().get(preempted), simdjson::SUCCESS);
+  EXPECT_GE(preempted, 0);
   // The floors, measured before the load: 1.5 s of pings at the rate (each answered by a pong),
   // 200 paced fdatasyncs in --sync-dir (the file removed after), a verify that verified.
   simdjson::dom::element floors = r["floors"];
@@ -117,6 +123,9 @@ TEST_F(LoadE2E, mixed_load_is_answered_in_full_with_fills_freshness_and_plots) {
   double per_ping = -1;
   ASSERT_EQ(floors["server_switches_per_ping"].get_double().get(per_ping), simdjson::SUCCESS);
   EXPECT_GT(per_ping, 0);  // the api worker waits for each ping
+  double per_sync = -1;
+  ASSERT_EQ(floors["fdatasync_switches"].get_double().get(per_sync), simdjson::SUCCESS);
+  EXPECT_GE(per_sync, 0);  // (0 on a disk with nothing to wait for, as tmpfs)
   EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/.tachyon-load-fdatasync.tmp"));
   EXPECT_NE(slurp(out + "/report.txt").find("ack p50"), std::string::npos);
   // The server counted the same txs.
