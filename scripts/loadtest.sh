@@ -10,7 +10,7 @@
 #                       [--durability fsync|write|none|replicated] [--detail off|loadtest]
 #                       [--workers N] [--group-commit apply|writer] [--pipeline-threads 0|1|2]
 #                       [--push-interval US] [--commit-linger US] [--preallocate true|false]
-#                       [--pipeline-loop auto|api|own]
+#                       [--pipeline-loop auto|api|own] [--verify-helpers N]
 #                       [--nats URLS [--stream NAME] [--stream-replicas N]] [--consoles N]
 #                       [-- extra tachyon-load options]
 # With --nats the server is a cluster's primary on that NATS (docs/ARCHITECTURE.md "Cluster").
@@ -41,6 +41,7 @@ while [[ $# -gt 0 ]]; do
     --commit-linger) commit_linger="$2"; shift 2 ;;
     --preallocate) preallocate="$2"; shift 2 ;;
     --pipeline-loop) pipeline_loop="$2"; shift 2 ;;
+    --verify-helpers) verify_helpers="$2"; shift 2 ;;
     --consoles) consoles="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --nats) nats="$2"; shift 2 ;;
@@ -86,6 +87,7 @@ edit 'pipeline_threads =' "$pipeline_threads"
 [[ -z ${commit_linger:-} ]] || edit 'commit_linger_us =' "$commit_linger"
 [[ -z ${preallocate:-} ]] || edit 'preallocate_segments =' "$preallocate"
 [[ -z ${pipeline_loop:-} ]] || edit 'pipeline_loop =' "\"$pipeline_loop\""
+[[ -z ${verify_helpers:-} ]] || edit 'verify_helpers =' "$verify_helpers"
 edit 'detail =' "\"$detail\""
 edit 'trace_dir =' "\"$out/traces\""
 if [[ -n $nats ]]; then

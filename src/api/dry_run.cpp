@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tachyon/codec/tx_hash.hpp"
 #include "tachyon/engine/margin.hpp"
 #include "tachyon/engine/order_checks.hpp"
 
@@ -67,7 +68,7 @@ Reject DryRunner::run(SignedTx& st, int64_t now_ms, std::string& message, bool r
     if (a == nullptr) return Reject::kAccountNotFound;
     const pipe::KeyView* k = a->key(tx.h.api_key_index);
     if (k == nullptr) return Reject::kApiKeyNotFound;
-    if (!st.has_sig || !verify_tx(tx, chain_id_, st.sig, k->pubkey)) {
+    if (!st.has_sig || !signature_ok(tx, st.sig, k->pubkey)) {
       message = "the signature does not verify against API key " +
                 std::to_string(tx.h.api_key_index) + " of account " + std::to_string(a->index);
       return Reject::kInvalidSignature;
@@ -84,6 +85,17 @@ Reject DryRunner::run(SignedTx& st, int64_t now_ms, std::string& message, bool r
     }
     return inflight_.reserve(a->index, k->index, tx.h.nonce, skip, k->next_nonce);
   });
+}
+
+// A passed job of the same signature and key vouches only for its own message: the bytes are
+// compared too (a tx that reuses another's signature is checked, and fails).
+bool DryRunner::signature_ok(const Tx& tx, const Signature& sig, const PublicKey& pk) const {
+  for (const VerifyPool::Job& j : checked_) {
+    if (j.ok && j.sig == sig && j.pubkey == pk &&
+        j.message == codec::canonical_tx_bytes(tx, chain_id_))
+      return true;
+  }
+  return verify_tx(tx, chain_id_, sig, pk);
 }
 
 MarginMarket DryRunner::margin_market(MarketId m) {

@@ -33,7 +33,59 @@ HttpReply WorkerLogic::send_tx(RestCall& c, SendKind kind) {
   FormFields f;
   std::string err;
   if (!parse_form(c.req.content_type, c.req.body, f, err)) return error_reply(400, 21501, err);
+  if (defer(f, c.req.admin, kind, c.done)) {
+    c.deferred = true;
+    return HttpReply{};
+  }
   return send_form(f, c.req.admin, kind, c.deferred, c.done);
+}
+
+bool WorkerLogic::defer(const FormFields& f, bool admin, SendKind kind, ReplyFn& done) {
+  if (pool_ == nullptr || admin || kind == SendKind::kDryRun) return false;
+  deferred_.push_back(Deferred{f, kind, std::move(done)});
+  return true;
+}
+
+size_t WorkerLogic::run_deferred() {
+  TACHYON_OWNER_ONLY(owner_);
+  if (deferred_.empty()) return 0;  // (always, without a pool)
+  std::vector<Deferred> batch;
+  batch.swap(deferred_);
+  std::vector<VerifyPool::Job> jobs;
+  if (batch.size() >= pool_->min_batch()) {
+    for (const Deferred& d : batch) add_verify_jobs(d, jobs);
+    pool_->verify(jobs);
+  }
+  dry_.set_checked(jobs);
+  for (Deferred& d : batch) {
+    bool deferred = false;
+    HttpReply r = send_form(d.fields, /*admin=*/false, d.kind, deferred, d.done);
+    if (!deferred) d.done(std::move(r));
+  }
+  dry_.set_checked({});
+  return batch.size();
+}
+
+// Only what the dry-run will verify: a user tx that decodes, is signed, and names a key its
+// account has. Anything else gets its refusal from the dry-run as usual.
+void WorkerLogic::add_verify_jobs(const Deferred& d, std::vector<VerifyPool::Job>& jobs) {
+  std::vector<int> types;
+  std::vector<std::string> infos;
+  if (decode_txs(d.fields, d.kind, types, infos)) return;
+  for (size_t i = 0; i < types.size(); ++i) {
+    SignedTx st;
+    std::string err;
+    if (!is_user_tx_type(types[i]) || parse_tx_info(types[i], infos[i], st, err) != Reject::kOk ||
+        !st.has_sig)
+      continue;
+    std::optional<PublicKey> pk;
+    dry_.account_reader().read([&] {
+      const pipe::AccountView* a = dry_.accounts().find(st.tx.h.account);
+      const pipe::KeyView* k = a == nullptr ? nullptr : a->key(st.tx.h.api_key_index);
+      if (k != nullptr) pk = k->pubkey;
+    });
+    if (pk) jobs.push_back({codec::canonical_tx_bytes(st.tx, cfg_.chain_id), st.sig, *pk, false});
+  }
 }
 
 // sendTx / sendTxBatch / dryRun once the fields are decoded (REST form or WS `data`).

@@ -408,10 +408,15 @@ class TlsDetect : public std::enable_shared_from_this<TlsDetect> {
 
 // ---- server ----
 
+// A batch of fewer txs is checked by api worker 0 alone: with 2 the helper, woken tens of µs
+// late on this VM, mostly finds nothing left to take.
+constexpr size_t kVerifyMinBatch = 3;
+
 struct ApiServer::Impl {
   Impl(ApiShared& s, pipe::Front& p) : shared(s), pipe(p) {}
   ApiShared& shared;
   pipe::Front& pipe;
+  std::unique_ptr<VerifyPool> verify;  // (outlives the workers: declared before them)
   std::vector<std::unique_ptr<Worker>> workers;
   // ApiShared::post_to_worker against stop(): nothing is posted once the workers are stopped.
   std::mutex post_mu;
@@ -578,6 +583,16 @@ Status ApiServer::start() {
     w->arm();
     w->schedule_tick();
     w->hosting = w->index == 0 && d.pipe.hosted();
+    if (w->hosting && d.shared.cfg.verify_helpers > 0) {
+      MetricRegistrar& reg = d.shared.metrics.registry();
+      const VerifyPool::Counters counters{
+          &reg.counter("tachyon_verify_shared_batches",
+                       "Batches of signatures api worker 0 shared with the verify helpers"),
+          &reg.counter("tachyon_verify_helper_jobs", "Signatures the verify helpers checked")};
+      d.verify =
+          std::make_unique<VerifyPool>(d.shared.cfg.verify_helpers, kVerifyMinBatch, counters);
+      w->logic.set_verify_pool(d.verify.get());
+    }
     w->thread = std::thread([&w = *w, &pipe = d.pipe] {
       pthread_setname_np(pthread_self(), ("api-" + std::to_string(w.index)).c_str());
       if (w.hosting)

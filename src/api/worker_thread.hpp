@@ -68,6 +68,7 @@ struct Worker {
     watch();
     while (!ioc.stopped()) {
       size_t work = ioc.poll();
+      work += logic.run_deferred();  // the WS txs of that pass (verify helpers)
       work += pipe.host_step();
       if (self_wake.exchange(false, std::memory_order_relaxed)) {
         logic.on_wake();
@@ -78,6 +79,7 @@ struct Worker {
       if (pipe.host_may_sleep(timeout_us)) ioc.run_one_for(std::chrono::microseconds(timeout_us));
       pipe.host_woke();
     }
+    logic.run_deferred();
     pipe.host_leave();
   }
 

@@ -257,6 +257,7 @@ void WorkerLogic::ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std:
 void WorkerLogic::ws_closed(const std::shared_ptr<WsConn>& c) {
   TACHYON_OWNER_ONLY(owner_);
   if (std::exchange(c->counted, false)) shared_.consoles.fetch_sub(1);
+  run_deferred();          // a tx this connection sent before it closed goes before its cancel
   if (c->on_disconnect) {  // the session asked for its orders to go with it
     SignedTx st = *c->on_disconnect;
     c->on_disconnect.reset();
@@ -427,19 +428,14 @@ void WorkerLogic::ws_resume(const std::shared_ptr<WsConn>& c, std::string_view n
   }
 }
 
-void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view data, bool batch,
-                            std::string id) {
-  const char* type = batch ? "jsonapi/sendtxbatch" : "jsonapi/sendtx";
+namespace {
+// A jsonapi/sendtx message's `data` as the REST form's fields; false when it is not an object.
+bool ws_tx_fields(std::string_view data, FormFields& f) {
   simdjson::ondemand::parser parser;
   simdjson::padded_string padded(data);
   simdjson::ondemand::document doc;
   simdjson::ondemand::object obj;
-  if (data.empty() || parser.iterate(padded).get(doc) || doc.get_object().get(obj)) {
-    push(*c, ws_error(30007, "data must be an object with tx_type and tx_info", id));
-    return;
-  }
-  // The same path as REST sendTx (same dry-run, same reply body), from the `data` members.
-  FormFields f;
+  if (data.empty() || parser.iterate(padded).get(doc) || doc.get_object().get(obj)) return false;
   for (auto fld : obj) {
     std::string_view k;
     simdjson::ondemand::value v;
@@ -454,6 +450,19 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
       if (simdjson::to_json_string(v).get(sv)) break;
       f.emplace_back(std::string(k), std::string(sv));
     }
+  }
+  return true;
+}
+}  // namespace
+
+void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view data, bool batch,
+                            std::string id) {
+  const char* type = batch ? "jsonapi/sendtxbatch" : "jsonapi/sendtx";
+  // The same path as REST sendTx (same dry-run, same reply body), from the `data` members.
+  FormFields f;
+  if (!ws_tx_fields(data, f)) {
+    push(*c, ws_error(30007, "data must be an object with tx_type and tx_info", id));
+    return;
   }
   if (auto did = field(f, "id"); did && id.empty()) id = *did;
   std::weak_ptr<WsConn> weak = c;
@@ -477,9 +486,10 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
     s.append(r.body, 1, std::string::npos);  // the REST object's members
     push(*conn, std::move(s));
   };
+  const SendKind kind = batch ? SendKind::kBatch : SendKind::kTx;
+  if (defer(f, /*admin=*/false, kind, done)) return;
   bool deferred = false;
-  HttpReply r =
-      send_form(f, /*admin=*/false, batch ? SendKind::kBatch : SendKind::kTx, deferred, done);
+  HttpReply r = send_form(f, /*admin=*/false, kind, deferred, done);
   if (!deferred) done(std::move(r));
 }
 

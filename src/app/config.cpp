@@ -179,6 +179,7 @@ Status parse_threads(const toml::table& t, const std::string& origin, Config& c)
   TRY(get_str(t, "apply_wait_strategy", c.apply_wait_strategy, origin));
   TRY(get_int(t, "pipeline_threads", c.pipeline_threads, origin, 0, 2));
   TRY(get_str(t, "pipeline_loop", c.pipeline_loop, origin));
+  TRY(get_int(t, "verify_helpers", c.verify_helpers, origin, 0, 64));
   TRY(get_int(t, "apply_keep_warm_rounds", c.apply_keep_warm_rounds, origin, 0, 1 << 20));
   TRY(get_int(t, "apply_batch_updates", c.apply_batch_updates, origin, 0, 1 << 20));
   TRY(get_int(t, "sequencer_core", c.sequencer_core, origin, -1, 4095));
@@ -331,6 +332,11 @@ Status check_config(const Config& c) {
     return Status::error(std::string("threads.pipeline_loop = \"api\" runs the one pipeline "
                                      "loop on api worker 0's thread, but ") +
                          why + ": set pipeline_loop = \"own\" (or \"auto\")");
+  if (c.verify_helpers > 0 && !pipeline_on_api(c))
+    return Status::error(
+        "threads.verify_helpers share the checks of the txs api worker 0 reads while it runs the "
+        "pipeline loop, but the loop runs on its own thread here (threads.pipeline_loop, "
+        "pipeline_threads, wait_strategy, sequencer_core): set verify_helpers = 0");
   if (c.obs_detail != "off" && c.obs_detail != "loadtest")
     return Status::error("obs.detail must be off or loadtest, not '" + c.obs_detail + "'");
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
@@ -393,7 +399,7 @@ std::string describe(const Config& c) {
     << "\nfunding_sample_ms = " << c.funding_sample_ms << "\n\n[threads]\nwait_strategy = \""
     << c.wait_strategy << "\"\napply_wait_strategy = \"" << c.apply_wait_strategy
     << "\"\npipeline_threads = " << c.pipeline_threads << "\npipeline_loop = \"" << c.pipeline_loop
-    << "\""
+    << "\"\nverify_helpers = " << c.verify_helpers
     << "\napply_keep_warm_rounds = " << c.apply_keep_warm_rounds
     << "\napply_batch_updates = " << c.apply_batch_updates
     << "\nsequencer_core = " << c.sequencer_core << "\napply_core = " << c.apply_core

@@ -66,6 +66,9 @@ struct Config {
   // Where the one pipeline thread's loop runs: "api" (api worker 0's thread, between its socket
   // handlers: PipelineConfig::hosted), "own" (a thread of its own), "auto" (api when it may).
   std::string pipeline_loop = "auto";
+  // Threads that share the Ed25519 checks of the txs api worker 0 reads while it hosts the
+  // pipeline loop (api::VerifyPool); 0: none, the worker checks them itself.
+  uint32_t verify_helpers = 0;
   uint32_t apply_keep_warm_rounds = 64;  // a spinning apply thread's cache warming; 0: off
   uint32_t apply_batch_updates = 0;      // a batch ends at the first tx boundary past this; 0: 4096
   int sequencer_core = -1;

@@ -347,6 +347,7 @@ api::ApiConfig api_config(const app::Config& c, const api::PublicKey& op_key) {
   ac.plain_address = c.tls_plain_address;
   ac.plain_port = c.tls_plain_port;
   ac.workers = c.api_workers;
+  ac.verify_helpers = c.verify_helpers;
   ac.chain_id = c.chain_id;
   ac.max_body_bytes = c.max_body_bytes;
   ac.max_ws_message_bytes = c.max_ws_message_bytes;

@@ -13,7 +13,10 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <span>
+
 #include "tachyon/api/tx_info.hpp"
+#include "tachyon/api/verify_pool.hpp"
 #include "tachyon/engine/margin.hpp"
 #include "tachyon/pipe/read_side.hpp"
 
@@ -56,6 +59,10 @@ class DryRunner {
   pipe::AccountTable& accounts() { return rs_.accounts(); }
   pipe::EpochDomain::Reader& account_reader() { return acct_reader_; }
   uint32_t chain_id() const { return chain_id_; }
+  // Signatures already checked (VerifyPool): until the next call, a tx whose canonical bytes,
+  // signature and key are those of a job that passed is not verified again. The jobs must
+  // outlive their use; an empty span ends it.
+  void set_checked(std::span<const VerifyPool::Job> jobs) { checked_ = jobs; }
   // Order-list reads (cancel/modify of an own order) answered from the account's published list,
   // and those let through to the sequencer because the list lagged.
   uint64_t order_list_reads = 0, order_list_lagging = 0;
@@ -68,12 +75,14 @@ class DryRunner {
   bool may_have_order(const Tx& tx, const pipe::AccountView& a, MarketId m, uint64_t index);
   MarginMarket margin_market(MarketId m);
   __int128 free_collateral(const pipe::AccountView& a);
+  bool signature_ok(const Tx& tx, const Signature& sig, const PublicKey& pk) const;
 
   pipe::ReadSide& rs_;
   uint32_t chain_id_;
   InflightNonces& inflight_;
   pipe::EpochDomain::Reader acct_reader_;
   std::vector<std::optional<pipe::Published<pipe::MarketView>::Reader>> market_readers_;
+  std::span<const VerifyPool::Job> checked_;
 };
 
 }  // namespace tachyon::api

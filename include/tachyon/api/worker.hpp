@@ -41,6 +41,8 @@ struct ApiConfig {
   std::string plain_address = "127.0.0.1";
   int plain_port = -1;
   uint32_t workers = 2;
+  // With the pipeline loop on worker 0: threads that share its txs' signature checks (VerifyPool).
+  uint32_t verify_helpers = 0;
   uint32_t chain_id = 304;
   size_t max_body_bytes = 64 * 1024;
   size_t max_ws_message_bytes = 64 * 1024;
@@ -271,6 +273,14 @@ class WorkerLogic {
   // Every tick (250 ms): idle and stalled connections; keep-alive pings and the market_stats
   // refresh when theirs are due.
   void on_tick();
+  // The worker that hosts the pipeline loop with verify helpers (threads.verify_helpers): its
+  // users' txs (REST and WebSocket) are put off until the end of each pass over its sockets, and
+  // run_deferred then checks their signatures together on the pool before it handles them, in
+  // arrival order, as they would have been handled at once.
+  // Set before the worker's thread starts; the pool outlives the worker's loop.
+  void set_verify_pool(VerifyPool* pool) { pool_ = pool; }
+  // The txs put off in this pass, handled; how many. Called by the worker's loop between passes.
+  size_t run_deferred();
 
  private:
   struct Pending {
@@ -385,6 +395,15 @@ class WorkerLogic {
   void ws_unsubscribe(const std::shared_ptr<WsConn>& c, std::string_view channel);
   void ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view data_json, bool batch,
                  std::string id);
+  // A user's sendTx / sendTxBatch put off to the end of the pass (run_deferred).
+  struct Deferred {
+    FormFields fields;
+    SendKind kind;
+    ReplyFn done;
+  };
+  // Defers a request to submit (not a dry run, not the admin listener's) when there is a pool.
+  bool defer(const FormFields& f, bool admin, SendKind kind, ReplyFn& done);
+  void add_verify_jobs(const Deferred& d, std::vector<VerifyPool::Job>& jobs);
   void ws_resume(const std::shared_ptr<WsConn>& c, std::string_view channel, uint64_t nonce);
   void ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std::string_view data,
                                std::string_view id);
@@ -444,6 +463,8 @@ class WorkerLogic {
   pipe::Front& pipe_;
   uint32_t index_;
   DryRunner dry_;
+  VerifyPool* pool_ = nullptr;
+  std::vector<Deferred> deferred_;
   std::vector<std::optional<pipe::Published<pipe::BookSnapshot>::Reader>> book_readers_;
   std::vector<std::optional<pipe::Published<pipe::MarketHistory>::Reader>> history_readers_;
   absl::flat_hash_map<uint64_t, Pending> pending_;

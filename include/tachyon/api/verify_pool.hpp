@@ -1,0 +1,72 @@
+#pragma once
+// Ed25519 checks of a batch of txs shared between the api worker that read them and helper
+// threads (docs/ARCHITECTURE.md "Threads on a small machine"). The worker that hosts the pipeline
+// loop puts off the WebSocket txs of one pass over its sockets, then checks their signatures
+// here: it takes jobs itself while the helpers, woken once per batch, take the others. A batch
+// smaller than min_batch is checked by the caller alone (a helper's wake-up costs a context
+// switch and, on this VM, tens of µs before it runs).
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "tachyon/api/crypto.hpp"
+#include "tachyon/core/metrics.hpp"
+#include "tachyon/core/thread_owner.hpp"
+
+namespace tachyon::api {
+
+class VerifyPool {
+ public:
+  struct Job {
+    std::vector<uint8_t> message;  // the tx's canonical bytes (what its signature signs)
+    Signature sig{};
+    PublicKey pubkey{};
+    bool ok = false;  // set by verify()
+  };
+
+  // What the pool did, for /metrics (counters that outlive it).
+  struct Counters {
+    Counter* shared_batches;  // batches shared with the helpers
+    Counter* helper_jobs;     // jobs the helpers checked
+  };
+  // Starts `helpers` threads ("verify-0", ...).
+  VerifyPool(unsigned helpers, size_t min_batch, Counters counters = {nullptr, nullptr});
+  ~VerifyPool();  // stops and joins the helpers
+  VerifyPool(const VerifyPool&) = delete;
+  VerifyPool& operator=(const VerifyPool&) = delete;
+
+  // Owner: the api worker that hosts the pipeline loop. Sets every job's `ok`; returns when all
+  // are checked.
+  void verify(std::span<Job> jobs);
+  size_t min_batch() const { return min_batch_; }
+  uint64_t shared_batches() const { return shared_batches_.value(); }
+  uint64_t helper_jobs() const { return helper_jobs_.value(); }
+
+ private:
+  void helper_loop();
+  // Takes and checks jobs of batch `gen` until none is left; the number taken.
+  size_t work(uint32_t gen);
+
+  // The batch: `claim_` holds its generation (high 32 bits) and the next unclaimed job (low).
+  // The caller writes jobs_ and count_, then stores claim_ with release; a taker's acquire CAS
+  // on claim_ with the same generation sees them. The caller starts a new batch only after
+  // done_ reached count_, so a job claimed under a generation is never rewritten meanwhile.
+  std::atomic<Job*> jobs_{nullptr};
+  std::atomic<size_t> count_{0};
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<size_t> done_{0};
+  std::atomic<uint32_t> bell_{0};  // the generation helpers wait on (futex wait / notify)
+  std::atomic<bool> stop_{false};
+  uint32_t gen_ = 0;  // the caller's
+  size_t min_batch_;
+  Counter own_shared_, own_jobs_;  // when no counters were given
+  Counter& shared_batches_;
+  Counter& helper_jobs_;
+  std::vector<std::thread> helpers_;
+  ThreadOwner owner_{"api worker hosting the pipeline"};
+};
+
+}  // namespace tachyon::api

@@ -1,0 +1,88 @@
+// A batch's Ed25519 checks shared with helper threads (verify_pool.hpp).
+#include "tachyon/api/verify_pool.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+
+#include <string>
+#include <string_view>
+
+namespace tachyon::api {
+
+namespace {
+bool check(const VerifyPool::Job& j) {
+  return verify_detached(
+      std::string_view(reinterpret_cast<const char*>(j.message.data()), j.message.size()), j.sig,
+      j.pubkey);
+}
+}  // namespace
+
+VerifyPool::VerifyPool(unsigned helpers, size_t min_batch, Counters counters)
+    : min_batch_(std::max<size_t>(min_batch, 2)),
+      shared_batches_(counters.shared_batches ? *counters.shared_batches : own_shared_),
+      helper_jobs_(counters.helper_jobs ? *counters.helper_jobs : own_jobs_) {
+  for (unsigned i = 0; i < helpers; ++i) {
+    helpers_.emplace_back([this, i] {
+      pthread_setname_np(pthread_self(), ("verify-" + std::to_string(i)).c_str());
+      helper_loop();
+    });
+  }
+}
+
+VerifyPool::~VerifyPool() {
+  stop_.store(true, std::memory_order_relaxed);
+  bell_.fetch_add(1, std::memory_order_release);  // (a helper rechecks stop_ after each wake)
+  bell_.notify_all();
+  for (std::thread& t : helpers_) t.join();
+}
+
+void VerifyPool::verify(std::span<Job> jobs) {
+  TACHYON_OWNER_ONLY(owner_);
+  if (helpers_.empty() || jobs.size() < min_batch_) {
+    for (Job& j : jobs) j.ok = check(j);
+    return;
+  }
+  ++gen_;
+  jobs_.store(jobs.data(), std::memory_order_relaxed);
+  count_.store(jobs.size(), std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  claim_.store(uint64_t{gen_} << 32, std::memory_order_release);  // publishes the three above
+  bell_.store(gen_, std::memory_order_release);
+  bell_.notify_all();
+  shared_batches_.add_single();
+  const size_t mine = work(gen_);
+  helper_jobs_.add_single(jobs.size() - mine);
+  // The helpers' last jobs: each at most one check (~50 µs) from done. Acquire: their `ok`s.
+  while (done_.load(std::memory_order_acquire) != jobs.size()) std::this_thread::yield();
+}
+
+size_t VerifyPool::work(uint32_t gen) {
+  size_t taken = 0;
+  uint64_t c = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    if (uint32_t(c >> 32) != gen) return taken;  // a helper woken late: that batch is over
+    const size_t i = size_t(c & 0xffffffffu);
+    if (i >= count_.load(std::memory_order_relaxed)) return taken;
+    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire))
+      continue;  // c reloaded
+    Job& j = jobs_.load(std::memory_order_relaxed)[i];
+    j.ok = check(j);
+    ++taken;
+    done_.fetch_add(1, std::memory_order_release);  // publishes j.ok to the caller
+    c = claim_.load(std::memory_order_acquire);
+  }
+}
+
+void VerifyPool::helper_loop() {
+  uint32_t seen = 0;
+  for (;;) {
+    bell_.wait(seen, std::memory_order_acquire);
+    if (stop_.load(std::memory_order_relaxed)) return;
+    seen = bell_.load(std::memory_order_acquire);
+    work(seen);
+  }
+}
+
+}  // namespace tachyon::api
