@@ -22,7 +22,7 @@
 #   scripts/loadtest.sh --scenario lobster --duration 30 -- --speed 10
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scenario=mixed rate=1000 duration=10 out="" durability=fsync detail=off workers=2 build=1
+scenario=mixed rate=1000 duration=10 out="" durability=fsync detail=off build=1
 group_commit=apply pipeline_threads=0 consoles=0
 nats="" stream="" stream_replicas=1
 extra=()
@@ -72,7 +72,7 @@ edit() {
 edit 'listen_address =' '"127.0.0.1"'
 edit 'port =' '0'
 edit 'admin_port =' '0'
-edit 'workers =' "$workers"
+[[ -z ${workers:-} ]] || edit 'workers =' "$workers"
 edit 'max_subscriptions =' '10000'
 edit 'max_connections_per_ip =' '10000'
 edit 'ip_rate_per_s =' '10000000'

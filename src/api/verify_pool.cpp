@@ -4,7 +4,6 @@
 #include <pthread.h>
 
 #include <algorithm>
-
 #include <string>
 #include <string_view>
 

@@ -332,11 +332,6 @@ Status check_config(const Config& c) {
     return Status::error(std::string("threads.pipeline_loop = \"api\" runs the one pipeline "
                                      "loop on api worker 0's thread, but ") +
                          why + ": set pipeline_loop = \"own\" (or \"auto\")");
-  if (c.verify_helpers > 0 && !pipeline_on_api(c))
-    return Status::error(
-        "threads.verify_helpers share the checks of the txs api worker 0 reads while it runs the "
-        "pipeline loop, but the loop runs on its own thread here (threads.pipeline_loop, "
-        "pipeline_threads, wait_strategy, sequencer_core): set verify_helpers = 0");
   if (c.obs_detail != "off" && c.obs_detail != "loadtest")
     return Status::error("obs.detail must be off or loadtest, not '" + c.obs_detail + "'");
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};

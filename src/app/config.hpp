@@ -35,7 +35,7 @@ struct Config {
   uint32_t block_max_txs = 1000;
   uint32_t block_interval_ms = 100;
   uint32_t chain_id = 304;
-  uint32_t api_workers = 2;
+  uint32_t api_workers = 1;
   uint32_t push_interval_us = 1000;
   std::string operator_pubkey;  // hex; empty: <data_dir>/operator.key (made on first start)
   // [tls]: HTTPS and WSS on the public listener when both files are set
@@ -67,8 +67,8 @@ struct Config {
   // handlers: PipelineConfig::hosted), "own" (a thread of its own), "auto" (api when it may).
   std::string pipeline_loop = "auto";
   // Threads that share the Ed25519 checks of the txs api worker 0 reads while it hosts the
-  // pipeline loop (api::VerifyPool); 0: none, the worker checks them itself.
-  uint32_t verify_helpers = 0;
+  // pipeline loop (api::VerifyPool); 0: none, the worker checks them itself. Unused otherwise.
+  uint32_t verify_helpers = 1;
   uint32_t apply_keep_warm_rounds = 64;  // a spinning apply thread's cache warming; 0: off
   uint32_t apply_batch_updates = 0;      // a batch ends at the first tx boundary past this; 0: 4096
   int sequencer_core = -1;

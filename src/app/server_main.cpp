@@ -347,7 +347,13 @@ api::ApiConfig api_config(const app::Config& c, const api::PublicKey& op_key) {
   ac.plain_address = c.tls_plain_address;
   ac.plain_port = c.tls_plain_port;
   ac.workers = c.api_workers;
-  ac.verify_helpers = c.verify_helpers;
+  // Helpers only for a worker that hosts the pipeline loop (a pass over its sockets ends there).
+  ac.verify_helpers = app::pipeline_on_api(c) ? c.verify_helpers : 0;
+  if (c.verify_helpers > 0 && !app::pipeline_on_api(c))
+    spdlog::info(
+        "threads.verify_helpers = {} not used: the pipeline loop has its own thread, and "
+        "each api worker checks its own txs' signatures",
+        c.verify_helpers);
   ac.chain_id = c.chain_id;
   ac.max_body_bytes = c.max_body_bytes;
   ac.max_ws_message_bytes = c.max_ws_message_bytes;

@@ -356,9 +356,9 @@ TEST(SlowConsumer, a_real_reader_that_stalls_is_resynced_then_cut_once_while_a_h
 }
 
 TEST(SlowConsumer, over_a_tiny_total_budget_the_largest_stalled_queue_is_cut_first) {
+  // One api worker (the default): its share of the total budget is all of it.
   ConfigFile cfg(
-      unlimited({{"workers = 2", "workers = 1"},  // one worker: one share, all of it
-                 {"ws_queue_bytes = 4194304", "ws_queue_bytes = 67108864"},
+      unlimited({{"ws_queue_bytes = 4194304", "ws_queue_bytes = 67108864"},
                  {"ws_stall_timeout_ms = 10000", "ws_stall_timeout_ms = 0"},
                  {"ws_total_queue_bytes = 268435456", "ws_total_queue_bytes = 262144"}}));
   Server s(cfg.args());

@@ -88,13 +88,17 @@ uint64_t metric(Server& s, const std::string& name) {
   return at == std::string::npos ? 0 : std::stoull(m.body.substr(at + name.size() + 2));
 }
 
-// One api worker hosting the pipeline loop and one verify helper. Three traders send bursts of
-// orders on their own connections without waiting; one burst also carries a tx that borrows the
-// signature of the order before it (refused: the check is of its own bytes, even when the order
-// it copied passed in the same batch) and one signed with a key the account does not have.
-TEST(VerifyHelpers, txs_put_off_to_the_end_of_a_pass_get_the_verdicts_of_one_by_one_checks) {
-  ConfigFile cfg(ConfigFile::Edits{{"workers = 2", "workers = 1"},
-                                   {"verify_helpers = 0", "verify_helpers = 1"}});
+// Api worker 0 hosting the pipeline loop with one verify helper, alone (the defaults) or beside
+// a second worker that checks its own txs. Three traders send bursts of orders on their own
+// connections without waiting; one burst also carries a tx that borrows the signature of the order
+// before it (refused: the check is of its own bytes, even when the order it copied passed in the
+// same batch) and one signed with a key the account does not have.
+class VerifyHelpers : public ::testing::TestWithParam<int> {};
+
+TEST_P(VerifyHelpers, txs_put_off_to_the_end_of_a_pass_get_the_verdicts_of_one_by_one_checks) {
+  ConfigFile::Edits edits;
+  if (GetParam() == 2) edits.push_back({"workers = 1", "workers = 2"});
+  ConfigFile cfg(edits);
   Server s(cfg.args());
   ASSERT_TRUE(s.ready()) << s.log();
   std::vector<Trader> traders;
@@ -153,9 +157,13 @@ TEST(VerifyHelpers, txs_put_off_to_the_end_of_a_pass_get_the_verdicts_of_one_by_
   const Tx rest = traders[1].order(0, false, 1000, 298000);
   const HttpResult rr = s.send(rest, traders[1].sk);
   EXPECT_EQ(rr.status, 200) << rr.body;
-  EXPECT_GT(metric(s, "tachyon_verify_shared_batches_total"), 0u) << "no batch was shared";
+  if (GetParam() == 1) {  // (with two workers the bursts are split, and may not make a batch)
+    EXPECT_GT(metric(s, "tachyon_verify_shared_batches_total"), 0u) << "no batch was shared";
+  }
   EXPECT_EQ(s.stop(), 0) << s.log();
 }
+
+INSTANTIATE_TEST_SUITE_P(Workers, VerifyHelpers, ::testing::Values(1, 2));
 
 }  // namespace
 }  // namespace tachyon::testing
