@@ -444,7 +444,8 @@ bool start_api(const app::Config& c, Recovered& rec, Server& srv) {
   }
   srv.obs->start();
   pipeline.start();
-  spdlog::info("threads: {}", pipeline.placement_report());
+  spdlog::info("threads: {}api workers {}, verify helpers {}", pipeline.placement_report(),
+               c.api_workers, app::pipeline_on_api(c) ? c.verify_helpers : 0);
   spdlog::info("obs: detail {}, flight-recorder dumps into {}", c.obs_detail, srv.obs->trace_dir());
   if (server.tls() && server.plain_port() >= 0)
     spdlog::info("plain on {}:{} (REST + WebSocket /stream, without TLS)", c.tls_plain_address,
