@@ -586,12 +586,11 @@ Status ApiServer::start() {
     w->hosting = w->index == 0 && d.pipe.hosted();
     if (w->hosting && d.shared.cfg.verify_helpers > 0) {
       MetricRegistrar& reg = d.shared.metrics.registry();
-      const VerifyPool::Counters counters{
-          &reg.counter("tachyon_verify_shared_batches",
-                       "Batches of signatures api worker 0 shared with the verify helpers"),
-          &reg.counter("tachyon_verify_helper_jobs", "Signatures the verify helpers checked")};
-      d.verify =
-          std::make_unique<VerifyPool>(d.shared.cfg.verify_helpers, kVerifyMinBatch, counters);
+      d.verify = std::make_unique<VerifyPool>(
+          d.shared.cfg.verify_helpers, kVerifyMinBatch,
+          reg.counter("tachyon_verify_shared_batches",
+                      "Batches of signatures api worker 0 shared with the verify helpers"),
+          reg.counter("tachyon_verify_helper_jobs", "Signatures the verify helpers checked"));
       w->logic.set_verify_pool(d.verify.get());
     }
     w->thread = std::thread([&w = *w, &pipe = d.pipe] {

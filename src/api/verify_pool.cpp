@@ -17,10 +17,11 @@ bool check(const VerifyPool::Job& j) {
 }
 }  // namespace
 
-VerifyPool::VerifyPool(unsigned helpers, size_t min_batch, Counters counters)
+VerifyPool::VerifyPool(unsigned helpers, size_t min_batch, Counter& shared_batches,
+                       Counter& helper_jobs)
     : min_batch_(std::max<size_t>(min_batch, 2)),
-      shared_batches_(counters.shared_batches ? *counters.shared_batches : own_shared_),
-      helper_jobs_(counters.helper_jobs ? *counters.helper_jobs : own_jobs_) {
+      shared_batches_(shared_batches),
+      helper_jobs_(helper_jobs) {
   for (unsigned i = 0; i < helpers; ++i) {
     helpers_.emplace_back([this, i] {
       pthread_setname_np(pthread_self(), ("verify-" + std::to_string(i)).c_str());

@@ -68,7 +68,7 @@ struct Worker {
     watch();
     while (!ioc.stopped()) {
       size_t work = ioc.poll();
-      work += logic.run_deferred();  // the WS txs of that pass (verify helpers)
+      work += logic.run_deferred();  // the users' txs of that pass (verify helpers)
       work += pipe.host_step();
       if (self_wake.exchange(false, std::memory_order_relaxed)) {
         logic.on_wake();

@@ -347,8 +347,7 @@ api::ApiConfig api_config(const app::Config& c, const api::PublicKey& op_key) {
   ac.plain_address = c.tls_plain_address;
   ac.plain_port = c.tls_plain_port;
   ac.workers = c.api_workers;
-  // Helpers only for a worker that hosts the pipeline loop (a pass over its sockets ends there).
-  ac.verify_helpers = app::pipeline_on_api(c) ? c.verify_helpers : 0;
+  ac.verify_helpers = c.verify_helpers;  // (the api starts them for a worker hosting the loop)
   if (c.verify_helpers > 0 && !app::pipeline_on_api(c))
     spdlog::info(
         "threads.verify_helpers = {} not used: the pipeline loop has its own thread, and "

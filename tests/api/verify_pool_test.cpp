@@ -24,7 +24,8 @@ TEST(VerifyPool, every_job_gets_its_own_verdict_in_batches_of_every_size) {
   api::SecretKey sk;
   api::keygen(pk, sk);
   for (unsigned helpers : {1u, 3u}) {
-    api::VerifyPool pool(helpers, 3);
+    Counter shared, helped;
+    api::VerifyPool pool(helpers, 3, shared, helped);
     size_t expected_shared = 0;
     for (size_t n = 0; n <= 24; ++n) {
       std::vector<api::VerifyPool::Job> jobs(n);
@@ -60,7 +61,8 @@ TEST(VerifyPool, helpers_take_jobs_and_batches_do_not_mix) {
   api::PublicKey pk;
   api::SecretKey sk;
   api::keygen(pk, sk);
-  api::VerifyPool pool(2, 3);
+  Counter shared, helped;
+  api::VerifyPool pool(2, 3, shared, helped);
   Tx tx;
   tx.h.type = TxType::kCancelOrder;
   tx.h.account = 4;

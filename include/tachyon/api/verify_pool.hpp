@@ -27,13 +27,10 @@ class VerifyPool {
     bool ok = false;  // set by verify()
   };
 
-  // What the pool did, for /metrics (counters that outlive it).
-  struct Counters {
-    Counter* shared_batches;  // batches shared with the helpers
-    Counter* helper_jobs;     // jobs the helpers checked
-  };
-  // Starts `helpers` threads ("verify-0", ...).
-  VerifyPool(unsigned helpers, size_t min_batch, Counters counters = {nullptr, nullptr});
+  // Starts `helpers` threads ("verify-0", ...). What the pool does is counted in `shared_batches`
+  // (batches shared with the helpers) and `helper_jobs` (jobs the helpers checked): counters that
+  // outlive it (/metrics).
+  VerifyPool(unsigned helpers, size_t min_batch, Counter& shared_batches, Counter& helper_jobs);
   ~VerifyPool();  // stops and joins the helpers
   VerifyPool(const VerifyPool&) = delete;
   VerifyPool& operator=(const VerifyPool&) = delete;
@@ -62,7 +59,6 @@ class VerifyPool {
   std::atomic<bool> stop_{false};
   uint32_t gen_ = 0;  // the caller's
   size_t min_batch_;
-  Counter own_shared_, own_jobs_;  // when no counters were given
   Counter& shared_batches_;
   Counter& helper_jobs_;
   std::vector<std::thread> helpers_;
