@@ -52,17 +52,29 @@ size_t WorkerLogic::run_deferred() {
   std::vector<Deferred> batch;
   batch.swap(deferred_);
   std::vector<VerifyPool::Job> jobs;
+  std::vector<size_t> ends;  // batch[k]'s jobs end at ends[k]
   if (batch.size() >= pool_->min_batch()) {
-    for (const Deferred& d : batch) add_verify_jobs(d, jobs);
-    pool_->verify(jobs);
+    for (const Deferred& d : batch) {
+      add_verify_jobs(d, jobs);
+      ends.push_back(jobs.size());
+    }
+    pool_->start(jobs);
   }
-  dry_.set_checked(jobs);
-  for (Deferred& d : batch) {
+  // In arrival order, each as soon as its own checks are done: the ones before a helper's last
+  // job are handled while it still runs.
+  size_t begin = 0;
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const size_t end = ends.empty() ? 0 : ends[k];
+    for (size_t i = begin; i < end; ++i) pool_->wait(i);
+    dry_.set_checked(std::span<const VerifyPool::Job>(jobs).subspan(begin, end - begin));
+    begin = end;
+    Deferred& d = batch[k];
     bool deferred = false;
     HttpReply r = send_form(d.fields, /*admin=*/false, d.kind, deferred, d.done);
     if (!deferred) d.done(std::move(r));
   }
   dry_.set_checked({});
+  pool_->finish();
   return batch.size();
 }
 

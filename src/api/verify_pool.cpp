@@ -37,24 +37,45 @@ VerifyPool::~VerifyPool() {
   for (std::thread& t : helpers_) t.join();
 }
 
-void VerifyPool::verify(std::span<Job> jobs) {
+void VerifyPool::start(std::span<Job> jobs) {
   TACHYON_OWNER_ONLY(owner_);
+  finish();
   if (helpers_.empty() || jobs.size() < min_batch_) {
     for (Job& j : jobs) j.ok = check(j);
     return;
   }
+  if (jobs.size() > flags_size_) {  // no helper reads the flags between batches
+    flags_size_ = std::max(jobs.size(), 2 * flags_size_);
+    done_flags_ = std::make_unique<std::atomic<bool>[]>(flags_size_);
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) done_flags_[i].store(false, std::memory_order_relaxed);
   ++gen_;
   jobs_.store(jobs.data(), std::memory_order_relaxed);
   count_.store(jobs.size(), std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
-  claim_.store(uint64_t{gen_} << 32, std::memory_order_release);  // publishes the three above
+  claim_.store(uint64_t{gen_} << 32, std::memory_order_release);  // publishes everything above
   bell_.store(gen_, std::memory_order_release);
   bell_.notify_all();
+  shared_ = true;
   shared_batches_.add_single();
   const size_t mine = work(gen_);
   helper_jobs_.add_single(jobs.size() - mine);
-  // The helpers' last jobs: each at most one check (~50 µs) from done. Acquire: their `ok`s.
-  while (done_.load(std::memory_order_acquire) != jobs.size()) std::this_thread::yield();
+}
+
+void VerifyPool::wait(size_t i) const {
+  TACHYON_OWNER_ONLY(owner_);
+  if (!shared_) return;
+  // Acquire: the taker's `ok`. A helper preempted mid-check holds the caller here; yielding lets
+  // it run when it waits on this core.
+  while (!done_flags_[i].load(std::memory_order_acquire)) std::this_thread::yield();
+}
+
+void VerifyPool::finish() {
+  TACHYON_OWNER_ONLY(owner_);
+  if (!shared_) return;
+  while (done_.load(std::memory_order_acquire) != count_.load(std::memory_order_relaxed))
+    std::this_thread::yield();
+  shared_ = false;
 }
 
 size_t VerifyPool::work(uint32_t gen) {
@@ -70,7 +91,8 @@ size_t VerifyPool::work(uint32_t gen) {
     Job& j = jobs_.load(std::memory_order_relaxed)[i];
     j.ok = check(j);
     ++taken;
-    done_.fetch_add(1, std::memory_order_release);  // publishes j.ok to the caller
+    done_flags_[i].store(true, std::memory_order_release);  // publishes j.ok to the caller
+    done_.fetch_add(1, std::memory_order_release);          // and that the job is let go
     c = claim_.load(std::memory_order_acquire);
   }
 }

@@ -70,6 +70,8 @@ struct Worker {
       size_t work = ioc.poll();
       work += logic.run_deferred();  // the users' txs of that pass (verify helpers)
       work += pipe.host_step();
+      if (const long us = pipe.host_linger_us(); us > 0)
+        std::this_thread::sleep_for(std::chrono::microseconds(us));
       if (self_wake.exchange(false, std::memory_order_relaxed)) {
         logic.on_wake();
         ++work;

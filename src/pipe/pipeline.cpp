@@ -77,8 +77,7 @@ Pipeline::Pipeline(const PipelineConfig& cfg, std::unique_ptr<Engine> engine,
              std::move(base), read_arena_),
       wakes_(cfg.workers, int64_t{cfg.push_interval_us} * 1000),
       hosted_(cfg.hosted && one_thread_) {
-  // Hosted, the host sleeps in its event loop, which watches the bell's eventfd; its loop runs
-  // with no commit linger (one_thread_begin(0): a linger would hold the host's sockets).
+  // Hosted, the host sleeps in its event loop, which watches the bell's eventfd.
   if (hosted_) {
     TACHYON_ASSERT(seq_bell_.use_eventfd(), "a hosted pipeline needs an eventfd");
     cfg_.wait = WaitStrategy::kPark;
@@ -262,6 +261,8 @@ struct Pipeline::OneThread {
   bool sequencing = true;
   bool space_wait = false;  // the last round found the disk full
   bool finished = false;
+  bool hosted = false;  // rounds run by a host between its passes over its sockets (host_step)
+  bool held = false;    // hosted: the last round held its group commit back (host_linger_us)
 };
 
 void Pipeline::one_thread_loop() {
@@ -307,12 +308,21 @@ size_t Pipeline::one_thread_round(OneThread& t) {
   if (t.sequencing && !t.space_wait) {
     work += sequencer_round(t.s);
     t.linger.sequenced(work, t.s.round_first_ns);
-    if (work > 0 && t.linger.hold()) work += linger_round(t.s, t.linger);
+    if (work > 0 && !t.held && t.linger.hold()) {
+      // Hosted, the host sleeps out the linger and reads its sockets first: the next round
+      // sequences what came meanwhile, and its group commit takes both rounds' txs.
+      if (t.hosted) {
+        t.held = true;
+        return work;
+      }
+      work += linger_round(t.s, t.linger);
+    }
     if (work == 0 && sequencer_may_end()) {
       sequencer_end();
       t.sequencing = false;
     }
   }
+  t.held = false;
   work += apply_round(t.a, t.finished);
   return work;
 }
@@ -330,7 +340,8 @@ size_t Pipeline::host_step() {
     if (!host_started_.load(std::memory_order_acquire)) return 0;
     int expected = kNoHost;
     if (!host_state_.compare_exchange_strong(expected, kHosting)) return 0;
-    host_loop_ = one_thread_begin(0);
+    host_loop_ = one_thread_begin(cfg_.commit_linger_us);
+    host_loop_->hosted = true;
   }
   if (host_loop_->finished) return 0;
   const size_t work = one_thread_round(*host_loop_);
@@ -340,6 +351,12 @@ size_t Pipeline::host_step() {
     host_cv_.notify_all();
   }
   return work;
+}
+
+// Host thread, after host_step: the linger to sleep out, unannounced, before the next pass over
+// its sockets (0: none). The host's sockets wait meanwhile, as the txs held do.
+long Pipeline::host_linger_us() const {
+  return host_loop_ && host_loop_->held ? host_loop_->linger.linger_ns() / 1000 : 0;
 }
 
 // Host thread: the sleep is announced to the bell first (a ring from then on makes its eventfd
@@ -376,10 +393,12 @@ void Pipeline::stop_hosted() {
     host_cv_.wait(lk, [&] { return host_state_.load() != kHosting; });
   }
   if (host_state_.load() == kLeft) {
-    if (host_loop_)
+    if (host_loop_) {
       one_thread_adopt(*host_loop_);
-    else
-      host_loop_ = one_thread_begin(0);
+      host_loop_->hosted = false;  // a held commit goes in the next round
+    } else {
+      host_loop_ = one_thread_begin(cfg_.commit_linger_us);
+    }
     one_thread_run(*host_loop_);
     host_state_.store(kDone);
   }

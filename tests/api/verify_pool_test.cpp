@@ -55,7 +55,9 @@ TEST(VerifyPool, every_job_gets_its_own_verdict_in_batches_of_every_size) {
 }
 
 // Big batches, back to back: the helpers take part (each batch is ~2 ms of checks, their wake-up
-// tens of µs), and a helper woken late for one batch never touches the next one's jobs.
+// tens of µs), and a helper woken late for one batch never touches the next one's jobs. Every
+// other round reads each verdict as soon as wait() gives it, and starts the next batch without
+// a finish() (start finishes the last one).
 TEST(VerifyPool, helpers_take_jobs_and_batches_do_not_mix) {
   api::crypto_init();
   api::PublicKey pk;
@@ -76,10 +78,17 @@ TEST(VerifyPool, helpers_take_jobs_and_batches_do_not_mix) {
       jobs[i].pubkey = pk;
       if ((i + size_t(round)) % 4 == 0) jobs[i].message[0] ^= 0x80;  // fails
     }
-    pool.verify(jobs);
-    for (size_t i = 0; i < jobs.size(); ++i)
+    const bool one_by_one = round % 4 >= 2;
+    if (one_by_one)
+      pool.start(jobs);
+    else
+      pool.verify(jobs);
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (one_by_one) pool.wait(i);
       ASSERT_EQ(jobs[i].ok, (i + size_t(round)) % 4 != 0) << "round " << round << " job " << i;
+    }
   }
+  pool.finish();
   EXPECT_EQ(pool.shared_batches(), 60u);
   EXPECT_GT(pool.helper_jobs(), 0u);
 }

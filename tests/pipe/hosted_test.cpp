@@ -64,7 +64,7 @@ struct Hosted {
     pc.workers = workers;
     pc.one_thread = true;
     pc.hosted = true;
-    pc.commit_linger_us = 2000;  // ignored: a linger would hold the host's sockets
+    pc.commit_linger_us = 2000;  // held rounds while txs come faster than one per 2 ms
     p = std::make_unique<pipe::Pipeline>(pc, std::move(engine), journal.get(), nullptr);
   }
   Tx order(uint32_t w, uint64_t i) {
@@ -107,13 +107,18 @@ struct Hosted {
 };
 
 // A host's event loop: its own work (`own`: false once it has none), a round whenever something
-// was done, else a sleep on the bell's eventfd when the pipeline allows it (counted in `sleeps`).
+// was done, the commit linger slept out after a round that held its commit (counted in
+// `lingers`), else a sleep on the bell's eventfd when the pipeline allows it (in `sleeps`).
 template <typename Own>
 void host_loop(pipe::Pipeline& p, std::atomic<bool>& leave, Own&& own,
-               std::atomic<uint64_t>* sleeps = nullptr) {
+               std::atomic<uint64_t>* sleeps = nullptr, uint64_t* lingers = nullptr) {
   while (!leave.load()) {
     size_t work = own() ? 1 : 0;
     work += p.host_step();
+    if (const long us = p.host_linger_us(); us > 0) {
+      if (lingers != nullptr) ++*lingers;
+      std::this_thread::sleep_for(std::chrono::microseconds(us));
+    }
     if (work > 0) continue;
     long timeout_us = 0;
     if (p.host_may_sleep(timeout_us)) {
@@ -213,6 +218,47 @@ TEST(HostedPipeline, what_a_host_leaves_unfinished_stop_finishes) {
   EXPECT_EQ(h.got[0], 1u);
   EXPECT_EQ(h.got[1], sent);
   EXPECT_EQ(h.bad.load(), 0u);
+  h.expect_replay_equal();
+}
+
+// Txs the host reads one at a time, far faster than one per linger: a round that sequenced one
+// holds its group commit, the host sleeps out the linger and submits what came meanwhile, and
+// the next round commits them together. Each is still answered once, only once durable.
+TEST(HostedPipeline, a_commit_linger_holds_a_rounds_commit_for_what_the_host_reads_meanwhile) {
+  Hosted h(1);
+  constexpr uint64_t kTxs = 600;
+  const uint64_t commits_before = h.journal->stats().commits;
+  std::atomic<bool> leave{false};
+  std::atomic<uint64_t> answered{0};  // h.got[0], for this thread
+  uint64_t sent = 0, lingers = 0;
+  const auto begin = std::chrono::steady_clock::now();
+  std::thread host([&] {
+    host_loop(
+        *h.p, leave,
+        [&] {
+          h.take(0);
+          answered.store(h.got[0]);
+          // One due every 50 µs: what came during a linger is read after it, all at once.
+          const uint64_t due = std::min<uint64_t>(
+              kTxs, (std::chrono::steady_clock::now() - begin) / std::chrono::microseconds(50));
+          const uint64_t before = sent;
+          while (sent < due && h.p->submit(0, h.order(0, sent), sent, 0)) ++sent;
+          return sent > before || sent < kTxs;
+        },
+        nullptr, &lingers);
+  });
+  h.p->start();
+  const bool all = eventually([&] { return answered.load() == kTxs; });
+  leave.store(true);
+  host.join();
+  ASSERT_TRUE(all);
+  h.p->stop();
+  h.take(0);
+  EXPECT_EQ(h.got[0], kTxs);
+  EXPECT_EQ(h.bad.load(), 0u);
+  EXPECT_GT(lingers, 0u);
+  const uint64_t commits = h.journal->stats().commits - commits_before;
+  EXPECT_LT(commits * 4, kTxs) << commits << " group commits for " << kTxs << " txs";
   h.expect_replay_equal();
 }
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <thread>
 #include <vector>
@@ -35,9 +36,21 @@ class VerifyPool {
   VerifyPool(const VerifyPool&) = delete;
   VerifyPool& operator=(const VerifyPool&) = delete;
 
-  // Owner: the api worker that hosts the pipeline loop. Sets every job's `ok`; returns when all
-  // are checked.
-  void verify(std::span<Job> jobs);
+  // Owner: the api worker that hosts the pipeline loop. Offers `jobs` to the helpers (a batch of
+  // min_batch or more; a smaller one it checks alone) and checks jobs itself until none is left
+  // to take. A job's `ok` may be read once wait() for it returned; `jobs` stays put until wait
+  // returned for each of them, or finish did.
+  void start(std::span<Job> jobs);
+  // Owner, after start: returns once job i of the batch is checked (a helper's last job may
+  // still run: at most one check, ~50 µs, from done).
+  void wait(size_t i) const;
+  // Owner: returns once every job of the last batch is checked (the helpers are done with it).
+  void finish();
+  // start, then finish: sets every job's `ok`.
+  void verify(std::span<Job> jobs) {
+    start(jobs);
+    finish();
+  }
   size_t min_batch() const { return min_batch_; }
   uint64_t shared_batches() const { return shared_batches_.value(); }
   uint64_t helper_jobs() const { return helper_jobs_.value(); }
@@ -51,7 +64,11 @@ class VerifyPool {
   // The caller writes jobs_ and count_, then stores claim_ with release; a taker's acquire CAS
   // on claim_ with the same generation sees them. The caller starts a new batch only after
   // done_ reached count_, so a job claimed under a generation is never rewritten meanwhile.
+  // Job i's taker sets its `ok`, then done_flags_[i] (release: the caller's wait acquires it).
   std::atomic<Job*> jobs_{nullptr};
+  std::unique_ptr<std::atomic<bool>[]> done_flags_;  // written by the caller between batches
+  size_t flags_size_ = 0;
+  bool shared_ = false;  // the caller's: the last batch was offered to the helpers
   std::atomic<size_t> count_{0};
   std::atomic<uint64_t> claim_{0};
   std::atomic<size_t> done_{0};

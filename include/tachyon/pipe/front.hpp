@@ -74,6 +74,9 @@ class Front {
   virtual bool hosted() const { return false; }
   virtual int host_bell_fd() const { return -1; }
   virtual size_t host_step() { return 0; }  // the work done: txs, updates, results
+  // After host_step: how long the host sleeps, its sockets unread, before its next pass (the
+  // commit linger holds that round's group commit for the txs that come meanwhile). 0: none.
+  virtual long host_linger_us() const { return 0; }
   virtual bool host_may_sleep(long& timeout_us) {
     timeout_us = 0;
     return false;

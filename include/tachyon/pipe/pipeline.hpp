@@ -86,8 +86,9 @@ struct PipelineConfig {
   // rounds between its socket handlers and sleeps in its own event loop (Front::host_step), so a
   // tx that worker reads is sequenced, made durable, published and answered with no wake-up
   // between threads (docs/ARCHITECTURE.md "Threads on a small machine"). The group commit's
-  // fdatasync then holds that worker's sockets; the commit linger is off (it would too). The
-  // loop parks (never spins) between rounds.
+  // fdatasync then holds that worker's sockets, and so does the commit linger: a held round ends
+  // the step, and the host sleeps out the linger before its next pass (Front::host_linger_us).
+  // The loop parks (never spins) between rounds.
   bool hosted = false;
 };
 
@@ -122,6 +123,7 @@ class Pipeline final : public Front {
   bool hosted() const override { return hosted_; }
   int host_bell_fd() const override { return seq_bell_.fd(); }
   size_t host_step() override;
+  long host_linger_us() const override;
   bool host_may_sleep(long& timeout_us) override;
   void host_woke() override { seq_bell_.withdraw(); }
   void host_leave() override;
