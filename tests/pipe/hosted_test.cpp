@@ -51,7 +51,7 @@ std::unique_ptr<Engine> funded_engine(TxBuilder& b, std::vector<Tx>& genesis) {
 struct Hosted {
   // max_pending_bytes: the journal's bound on records handed off and not yet written (0: its
   // default).
-  explicit Hosted(uint32_t workers, size_t max_pending_bytes = 0) {
+  explicit Hosted(uint32_t workers, size_t max_pending_bytes = 0, uint32_t linger_us = 2000) {
     TxBuilder b;
     auto engine = funded_engine(b, genesis);
     store::JournalConfig jc{dir.path(), store::Durability::kFsync};
@@ -64,7 +64,7 @@ struct Hosted {
     pc.workers = workers;
     pc.one_thread = true;
     pc.hosted = true;
-    pc.commit_linger_us = 2000;  // held rounds while txs come faster than one per 2 ms
+    pc.commit_linger_us = linger_us;  // held rounds while txs come faster than one per linger
     p = std::make_unique<pipe::Pipeline>(pc, std::move(engine), journal.get(), nullptr);
   }
   Tx order(uint32_t w, uint64_t i) {
@@ -259,6 +259,41 @@ TEST(HostedPipeline, a_commit_linger_holds_a_rounds_commit_for_what_the_host_rea
   EXPECT_GT(lingers, 0u);
   const uint64_t commits = h.journal->stats().commits - commits_before;
   EXPECT_LT(commits * 4, kTxs) << commits << " group commits for " << kTxs << " txs";
+  h.expect_replay_equal();
+}
+
+// Which rounds hold their commit, the test's thread hosting: one that sequenced a single tx while
+// txs come faster than one per linger (100 ms here: this thread's pauses never reach it), and
+// not the round after it, nor one that brought a group of its own.
+TEST(HostedPipeline, a_lone_tx_is_held_for_the_linger_and_a_group_commits_at_once) {
+  Hosted h(1, 0, 100'000);
+  h.p->start();
+  uint64_t sent = 0;
+  auto submit = [&](int n) {
+    for (int i = 0; i < n; ++i, ++sent) ASSERT_TRUE(h.p->submit(0, h.order(0, sent), sent, 0));
+  };
+  auto step = [&] {
+    h.p->host_step();
+    return h.p->host_linger_us();
+  };
+  for (int i = 0; i < 4; ++i) {  // the gaps between txs: far below the linger
+    submit(1);
+    step();
+    step();
+  }
+  submit(1);
+  EXPECT_EQ(step(), 100'000) << "a lone tx waits for company";
+  EXPECT_EQ(step(), 0) << "then it is committed";
+  submit(5);
+  EXPECT_EQ(step(), 0) << "a round that brings a group commits it at once";
+  ASSERT_TRUE(eventually([&] {
+    step();
+    h.take(0);
+    return h.got[0] == sent;
+  }));
+  h.p->host_leave();
+  h.p->stop();
+  EXPECT_EQ(h.bad.load(), 0u);
   h.expect_replay_equal();
 }
 
