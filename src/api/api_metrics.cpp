@@ -31,6 +31,18 @@ const char* const kReadNames[] = {"worker_book_copy", "account_orders", "ws_upda
                                   "book_history"};
 }  // namespace
 
+// Tx type t's signature checks and their CPU (t < 0: the types without a name of their own).
+void ApiMetrics::signature_counters(MetricRegistrar& r, int t, const std::string& l) {
+  tachyon::Counter& checks =
+      r.counter("tachyon_signature_checks", "Ed25519 checks of tx signatures, by tx type", l);
+  tachyon::Counter& cpu = cpu_ns_.emplace_back();
+  r.counter_fn("tachyon_signature_check_cpu_seconds",
+               "CPU the signature checks took, by tx type (every 8th check timed, counted 8 times)",
+               l, [&cpu] { return double(cpu.value()) * 1e-9; });
+  (t < 0 ? checks_other_ : checks_[t]) = &checks;
+  (t < 0 ? check_cpu_ns_other_ : check_cpu_ns_[t]) = &cpu;
+}
+
 ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers)
     : reg_(r), ws_queued_(workers == 0 ? 1 : workers) {
   const size_t shards = workers == 0 ? 1 : workers;
@@ -45,7 +57,9 @@ ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers)
     ok_[t] = &r.counter("tachyon_txs", "Txs answered, by type and result", l + ",result=\"ok\"");
     rejected_[t] =
         &r.counter("tachyon_txs", "Txs answered, by type and result", l + ",result=\"rejected\"");
+    signature_counters(r, t, l);
   }
+  signature_counters(r, -1, "type=\"other\"");
   other_dry = &r.histogram("tachyon_api_dry_run", "Dry-run time on the api worker by tx type",
                            "type=\"other\"", shards);
   other_ok =
@@ -57,6 +71,8 @@ ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers)
       dry_run_[t] = other_dry;
       ok_[t] = other_ok;
       rejected_[t] = other_rej;
+      checks_[t] = checks_other_;
+      check_cpu_ns_[t] = check_cpu_ns_other_;
     }
   }
   for (size_t s = 0; s < size_t(Stage::kCount); ++s) {

@@ -36,10 +36,12 @@ void InflightNonces::settle(AccountIndex a, uint8_t key, int64_t nonce, bool acc
   if (!accepted || it->second <= nonce + 1) s.next.erase(it);
 }
 
-DryRunner::DryRunner(pipe::ReadSide& rs, uint32_t chain_id, InflightNonces& inflight)
+DryRunner::DryRunner(pipe::ReadSide& rs, uint32_t chain_id, InflightNonces& inflight,
+                     ApiMetrics* metrics)
     : rs_(rs),
       chain_id_(chain_id),
       inflight_(inflight),
+      metrics_(metrics),
       acct_reader_(rs.accounts().reader()),
       market_readers_(kMaxMarkets) {}
 
@@ -95,7 +97,7 @@ bool DryRunner::signature_ok(const Tx& tx, const Signature& sig, const PublicKey
         j.message == codec::canonical_tx_bytes(tx, chain_id_))
       return true;
   }
-  return verify_tx(tx, chain_id_, sig, pk);
+  return timed_check(metrics_, static_cast<int>(tx.h.type), [&] { return verify_tx(tx, chain_id_, sig, pk); });
 }
 
 MarginMarket DryRunner::margin_market(MarketId m) {

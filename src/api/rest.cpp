@@ -28,7 +28,7 @@ WorkerLogic::WorkerLogic(ApiShared& shared, pipe::Front& pipe, uint32_t index)
       cfg_(shared.cfg),
       pipe_(pipe),
       index_(index),
-      dry_(pipe.read_side(), shared.cfg.chain_id, shared.inflight),
+      dry_(pipe.read_side(), shared.cfg.chain_id, shared.inflight, &shared.metrics),
       book_readers_(kMaxMarkets),
       history_readers_(kMaxMarkets),
       books_(kMaxMarkets) {

@@ -96,7 +96,8 @@ void WorkerLogic::add_verify_jobs(const Deferred& d, std::vector<VerifyPool::Job
       const pipe::KeyView* k = a == nullptr ? nullptr : a->key(st.tx.h.api_key_index);
       if (k != nullptr) pk = k->pubkey;
     });
-    if (pk) jobs.push_back({codec::canonical_tx_bytes(st.tx, cfg_.chain_id), st.sig, *pk, false});
+    if (pk)
+      jobs.push_back({codec::canonical_tx_bytes(st.tx, cfg_.chain_id), st.sig, *pk, types[i]});
   }
 }
 

@@ -590,7 +590,8 @@ Status ApiServer::start() {
           d.shared.cfg.verify_helpers, kVerifyMinBatch,
           reg.counter("tachyon_verify_shared_batches",
                       "Batches of signatures api worker 0 shared with the verify helpers"),
-          reg.counter("tachyon_verify_helper_jobs", "Signatures the verify helpers checked"));
+          reg.counter("tachyon_verify_helper_jobs", "Signatures the verify helpers checked"),
+          &d.shared.metrics);
       w->logic.set_verify_pool(d.verify.get());
     }
     w->thread = std::thread([&w = *w, &pipe = d.pipe] {

@@ -9,19 +9,20 @@
 
 namespace tachyon::api {
 
-namespace {
-bool check(const VerifyPool::Job& j) {
-  return verify_detached(
-      std::string_view(reinterpret_cast<const char*>(j.message.data()), j.message.size()), j.sig,
-      j.pubkey);
+bool VerifyPool::check(const Job& j) const {
+  return timed_check(metrics_, j.type, [&] {
+    return verify_detached(
+        std::string_view(reinterpret_cast<const char*>(j.message.data()), j.message.size()),
+        j.sig, j.pubkey);
+  });
 }
-}  // namespace
 
 VerifyPool::VerifyPool(unsigned helpers, size_t min_batch, Counter& shared_batches,
-                       Counter& helper_jobs)
+                       Counter& helper_jobs, ApiMetrics* metrics)
     : min_batch_(std::max<size_t>(min_batch, 2)),
       shared_batches_(shared_batches),
-      helper_jobs_(helper_jobs) {
+      helper_jobs_(helper_jobs),
+      metrics_(metrics) {
   for (unsigned i = 0; i < helpers; ++i) {
     helpers_.emplace_back([this, i] {
       pthread_setname_np(pthread_self(), ("verify-" + std::to_string(i)).c_str());

@@ -320,8 +320,12 @@ std::optional<load::ServerCost> server_cost(const Options& o) {
     std::fprintf(stderr, "tachyon-load: the server's cost is not reported: %s\n", e.c_str());
     return std::nullopt;
   }
-  if (HttpResult m = http_call(o.host, o.admin_port, http::verb::get, "/metrics"); m.status == 200)
+  if (HttpResult m = http_call(o.host, o.admin_port, http::verb::get, "/metrics");
+      m.status == 200) {
     c.group_commits = load::group_commits_in(m.body);
+    c.signature_checks = load::metric_sum(m.body, "tachyon_signature_checks_total");
+    c.signature_cpu_s = load::metric_sum(m.body, "tachyon_signature_check_cpu_seconds_total");
+  }
   return c;
 }
 

@@ -117,6 +117,16 @@ std::string floors_table(const Floors& f, const RunResult& r, const std::optiona
                   f.ping_cost->process.cpu_s * 1e6 / pings);
     out += line;
   }
+  if (c && c->signature_checks > 0) {
+    const uint64_t txs = answered(r);
+    const double checks_cpu = per_tx(c->signature_cpu_s * 1e6, txs);
+    std::snprintf(line, sizeof line,
+                  "  signature checks per tx: %.2f at %.0f us CPU each in the server; its CPU per "
+                  "tx = checks %.0f + the rest %.0f us\n",
+                  per_tx(c->signature_checks, txs), c->signature_cpu_s * 1e6 / c->signature_checks,
+                  checks_cpu, per_tx(c->process.cpu_s * 1e6, txs) - checks_cpu);
+    out += line;
+  }
   if (c && c->group_commits >= 0 && f.fdatasync.count > 0) {
     const double commits = per_tx(double(c->group_commits), answered(r));
     std::snprintf(line, sizeof line,
@@ -151,6 +161,11 @@ void cost_json(api::JsonWriter& w, const ServerCost& c, uint64_t txs) {
   if (c.group_commits >= 0)
     w.key("group_commits_per_tx").dec_num(hundredths(per_tx(double(c.group_commits), txs)), 2);
   w.key("cpu_us_per_tx").dec_num(hundredths(per_tx(c.process.cpu_s * 1e6, txs)), 2);
+  if (c.signature_checks >= 0) {
+    w.key("signature_checks_per_tx").dec_num(hundredths(per_tx(c.signature_checks, txs)), 2);
+    w.key("signature_cpu_us_per_tx")
+        .dec_num(hundredths(per_tx(c.signature_cpu_s * 1e6, txs)), 2);
+  }
   w.key("threads").obj();
   for (const auto& [name, t] : c.threads) {
     w.key(name)

@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -82,6 +84,22 @@ int64_t group_commits_in(std::string_view metrics) {
   return n;
 }
 
+double metric_sum(std::string_view metrics, std::string_view name) {
+  double sum = -1;
+  for (size_t pos = 0; pos < metrics.size();) {
+    size_t eol = metrics.find('\n', pos);
+    if (eol == std::string_view::npos) eol = metrics.size();
+    const std::string_view line = metrics.substr(pos, eol - pos);
+    pos = eol + 1;
+    // `name value` or `name{labels} value` (a comment or a longer name does not match).
+    if (!line.starts_with(name) || line.size() == name.size()) continue;
+    if (line[name.size()] != '{' && line[name.size()] != ' ') continue;
+    const std::string value(line.substr(line.rfind(' ') + 1));
+    sum = std::max(sum, 0.0) + std::strtod(value.c_str(), nullptr);
+  }
+  return sum;
+}
+
 ServerCost cost_between(const ServerCost& before, const ServerCost& after) {
   ServerCost d;
   d.pid = after.pid;
@@ -95,6 +113,10 @@ ServerCost cost_between(const ServerCost& before, const ServerCost& after) {
   d.process.cpu_s = std::max(0.0, after.process.cpu_s - before.process.cpu_s);
   if (before.group_commits >= 0 && after.group_commits >= before.group_commits)
     d.group_commits = after.group_commits - before.group_commits;
+  if (before.signature_checks >= 0 && after.signature_checks >= before.signature_checks) {
+    d.signature_checks = after.signature_checks - before.signature_checks;
+    d.signature_cpu_s = std::max(0.0, after.signature_cpu_s - before.signature_cpu_s);
+  }
   for (const auto& [name, c] : d.threads) {
     d.process.switches += c.switches;
     d.process.involuntary += c.involuntary;

@@ -24,10 +24,16 @@ struct ServerCost {
   // The journal's group commits (tachyon_journal_group_commit_txs_count on the admin /metrics),
   // each one fdatasync whose waits are the disk's; -1: not read.
   int64_t group_commits = -1;
+  // The api's Ed25519 checks of tx signatures and the CPU they took, all tx types
+  // (tachyon_signature_checks_total, tachyon_signature_check_cpu_seconds_total); -1: not read.
+  double signature_checks = -1, signature_cpu_s = -1;
 };
 
 // tachyon_journal_group_commit_txs_count in a /metrics page; -1 when absent.
 int64_t group_commits_in(std::string_view metrics);
+// The sum of a metric family's samples in a /metrics page (`name` with any labels); -1 when
+// absent.
+double metric_sum(std::string_view metrics, std::string_view name);
 
 // The server's counters now; "" or why they cannot be read (no such process, not ours).
 std::string read_server_cost(pid_t pid, ServerCost& out);

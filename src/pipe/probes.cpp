@@ -6,12 +6,6 @@
 namespace tachyon::pipe {
 
 namespace {
-int64_t thread_cpu_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, UINT32_MAX)); }
 }  // namespace
 

@@ -117,6 +117,16 @@ TEST_F(LoadE2E, mixed_load_is_answered_in_full_with_fills_freshness_and_plots) {
   EXPECT_GT(commits, 0);
   ASSERT_EQ(cost["preempted_per_tx"].get_double().get(preempted), simdjson::SUCCESS);
   EXPECT_GE(preempted, 0);
+  // Its signature checks (/metrics): every tx of the run is signed and checked once, whether the
+  // worker or a verify helper checked it, and never twice; their CPU is a part of the server's.
+  double checks = -1, checks_cpu = -1;
+  ASSERT_EQ(cost["signature_checks_per_tx"].get_double().get(checks), simdjson::SUCCESS);
+  ASSERT_EQ(cost["signature_cpu_us_per_tx"].get_double().get(checks_cpu), simdjson::SUCCESS);
+  EXPECT_GE(checks, 0.99);
+  EXPECT_LE(checks, 1.0);
+  EXPECT_GT(checks_cpu, 0);
+  EXPECT_LT(checks_cpu, total);
+  EXPECT_NE(slurp(out + "/report.txt").find("signature checks per tx"), std::string::npos);
   // The floors, measured before the load: 1.5 s of pings at the rate (each answered by a pong),
   // 200 paced fdatasyncs in --sync-dir (the file removed after), a verify that verified.
   simdjson::dom::element floors = r["floors"];

@@ -47,7 +47,9 @@ class InflightNonces {
 // One per api worker thread (it holds that thread's reader slots).
 class DryRunner {
  public:
-  DryRunner(pipe::ReadSide& rs, uint32_t chain_id, InflightNonces& inflight);
+  // `metrics` (may be null) counts the signature checks it runs (timed_check).
+  DryRunner(pipe::ReadSide& rs, uint32_t chain_id, InflightNonces& inflight,
+            ApiMetrics* metrics = nullptr);
   // Checks a user tx; on success sets tx.h.key_version and reserves the nonce (a tx about to be
   // submitted: the next one from the same key must use the next nonce).
   Reject check_and_reserve(SignedTx& st, int64_t now_ms, std::string& message);
@@ -80,6 +82,7 @@ class DryRunner {
   pipe::ReadSide& rs_;
   uint32_t chain_id_;
   InflightNonces& inflight_;
+  ApiMetrics* metrics_;
   pipe::EpochDomain::Reader acct_reader_;
   std::vector<std::optional<pipe::Published<pipe::MarketView>::Reader>> market_readers_;
   std::span<const VerifyPool::Job> checked_;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "tachyon/api/api_metrics.hpp"
 #include "tachyon/api/crypto.hpp"
 #include "tachyon/core/metrics.hpp"
 #include "tachyon/core/thread_owner.hpp"
@@ -25,13 +26,15 @@ class VerifyPool {
     std::vector<uint8_t> message;  // the tx's canonical bytes (what its signature signs)
     Signature sig{};
     PublicKey pubkey{};
+    int type = 0;     // the tx's type (the checks are counted by type)
     bool ok = false;  // set by verify()
   };
 
   // Starts `helpers` threads ("verify-0", ...). What the pool does is counted in `shared_batches`
   // (batches shared with the helpers) and `helper_jobs` (jobs the helpers checked): counters that
-  // outlive it (/metrics).
-  VerifyPool(unsigned helpers, size_t min_batch, Counter& shared_batches, Counter& helper_jobs);
+  // outlive it (/metrics); `metrics` (may be null) counts each check (timed_check).
+  VerifyPool(unsigned helpers, size_t min_batch, Counter& shared_batches, Counter& helper_jobs,
+             ApiMetrics* metrics = nullptr);
   ~VerifyPool();  // stops and joins the helpers
   VerifyPool(const VerifyPool&) = delete;
   VerifyPool& operator=(const VerifyPool&) = delete;
@@ -59,6 +62,7 @@ class VerifyPool {
   void helper_loop();
   // Takes and checks jobs of batch `gen` until none is left; the number taken.
   size_t work(uint32_t gen);
+  bool check(const Job& j) const;
 
   // The batch: `claim_` holds its generation (high 32 bits) and the next unclaimed job (low).
   // The caller writes jobs_ and count_, then stores claim_ with release; a taker's acquire CAS
@@ -78,6 +82,7 @@ class VerifyPool {
   size_t min_batch_;
   Counter& shared_batches_;
   Counter& helper_jobs_;
+  ApiMetrics* metrics_;
   std::vector<std::thread> helpers_;
   ThreadOwner owner_{"api worker hosting the pipeline"};
 };
