@@ -97,7 +97,8 @@ bool DryRunner::signature_ok(const Tx& tx, const Signature& sig, const PublicKey
         j.message == codec::canonical_tx_bytes(tx, chain_id_))
       return true;
   }
-  return timed_check(metrics_, static_cast<int>(tx.h.type), [&] { return verify_tx(tx, chain_id_, sig, pk); });
+  return timed_check(metrics_, static_cast<int>(tx.h.type),
+                     [&] { return verify_tx(tx, chain_id_, sig, pk); });
 }
 
 MarginMarket DryRunner::margin_market(MarketId m) {

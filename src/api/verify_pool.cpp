@@ -12,8 +12,8 @@ namespace tachyon::api {
 bool VerifyPool::check(const Job& j) const {
   return timed_check(metrics_, j.type, [&] {
     return verify_detached(
-        std::string_view(reinterpret_cast<const char*>(j.message.data()), j.message.size()),
-        j.sig, j.pubkey);
+        std::string_view(reinterpret_cast<const char*>(j.message.data()), j.message.size()), j.sig,
+        j.pubkey);
   });
 }
 

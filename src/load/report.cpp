@@ -163,8 +163,7 @@ void cost_json(api::JsonWriter& w, const ServerCost& c, uint64_t txs) {
   w.key("cpu_us_per_tx").dec_num(hundredths(per_tx(c.process.cpu_s * 1e6, txs)), 2);
   if (c.signature_checks >= 0) {
     w.key("signature_checks_per_tx").dec_num(hundredths(per_tx(c.signature_checks, txs)), 2);
-    w.key("signature_cpu_us_per_tx")
-        .dec_num(hundredths(per_tx(c.signature_cpu_s * 1e6, txs)), 2);
+    w.key("signature_cpu_us_per_tx").dec_num(hundredths(per_tx(c.signature_cpu_s * 1e6, txs)), 2);
   }
   w.key("threads").obj();
   for (const auto& [name, t] : c.threads) {

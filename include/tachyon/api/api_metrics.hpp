@@ -108,7 +108,7 @@ class ApiMetrics {
   std::array<tachyon::Counter*, 256> ok_{}, rejected_{};
   std::array<tachyon::Counter*, 256> checks_{}, check_cpu_ns_{};
   tachyon::Counter *checks_other_ = nullptr, *check_cpu_ns_other_ = nullptr;
-  std::deque<tachyon::Counter> cpu_ns_;  // check_cpu_ns_'s, exposed in seconds
+  std::deque<tachyon::Counter> cpu_ns_;                       // check_cpu_ns_'s, exposed in seconds
   absl::flat_hash_map<uint32_t, tachyon::Counter*> rejects_;  // fixed after construction
   tachyon::Counter* reject_other_ = nullptr;
   std::array<tachyon::Counter*, size_t(ReadKind::kCount)> reads_{}, fallbacks_{};
