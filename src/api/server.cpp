@@ -410,8 +410,8 @@ class TlsDetect : public std::enable_shared_from_this<TlsDetect> {
 
 // A batch of fewer txs is checked by api worker 0 alone. A helper's wake-up costs a context switch
 // and, woken tens of µs late, it often finds little left to take: against a threshold of 3, 5 cost
-// 0.06-0.2 fewer switches and 10-15 µs less CPU per tx at 5,000-10,000 tx/s here, for ~0.1 ms more
-// ack p50; 8 cut the switches further but let the ack p99 at 10,000 tx/s grow past 10 ms.
+// 0.06-0.2 fewer switches per tx at 5,000-10,000 tx/s here and no more CPU, for 0.1-0.2 ms more ack
+// p50; 8 cut the switches further but let the ack p99 at 10,000 tx/s grow past 10 ms.
 constexpr size_t kVerifyMinBatch = 5;
 
 struct ApiServer::Impl {
