@@ -31,50 +31,44 @@ const char* const kReadNames[] = {"worker_book_copy", "account_orders", "ws_upda
                                   "book_history"};
 }  // namespace
 
-// Tx type t's signature checks and their CPU (t < 0: the types without a name of their own).
-void ApiMetrics::signature_counters(MetricRegistrar& r, int t, const std::string& l) {
-  tachyon::Counter& checks =
-      r.counter("tachyon_signature_checks", "Ed25519 checks of tx signatures, by tx type", l);
-  tachyon::Counter& cpu = cpu_ns_.emplace_back();
-  r.counter_fn("tachyon_signature_check_cpu_seconds",
-               "CPU the signature checks took, by tx type (every 8th check timed, counted 8 times)",
-               l, [&cpu] { return double(cpu.value()) * 1e-9; });
-  (t < 0 ? checks_other_ : checks_[t]) = &checks;
-  (t < 0 ? check_cpu_ns_other_ : check_cpu_ns_[t]) = &cpu;
-}
-
-ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers)
-    : reg_(r), ws_queued_(workers == 0 ? 1 : workers) {
-  const size_t shards = workers == 0 ? 1 : workers;
-  tachyon::ShardedHistogram* other_dry = nullptr;
-  tachyon::Counter *other_ok = nullptr, *other_rej = nullptr;
-  for (int t = 0; t < 256; ++t) {
-    const char* n = tx_type_name(t);
-    if (n == nullptr) continue;
-    const std::string l = std::string("type=\"") + n + "\"";
+// Per tx type: dry-run time, outcomes, signature checks and their CPU. The types without a name
+// share one "other" series (registered for the first of them).
+void ApiMetrics::register_by_type(MetricRegistrar& r, size_t shards) {
+  auto one = [&](int t, const std::string& l) {
     dry_run_[t] =
         &r.histogram("tachyon_api_dry_run", "Dry-run time on the api worker by tx type", l, shards);
     ok_[t] = &r.counter("tachyon_txs", "Txs answered, by type and result", l + ",result=\"ok\"");
     rejected_[t] =
         &r.counter("tachyon_txs", "Txs answered, by type and result", l + ",result=\"rejected\"");
-    signature_counters(r, t, l);
-  }
-  signature_counters(r, -1, "type=\"other\"");
-  other_dry = &r.histogram("tachyon_api_dry_run", "Dry-run time on the api worker by tx type",
-                           "type=\"other\"", shards);
-  other_ok =
-      &r.counter("tachyon_txs", "Txs answered, by type and result", "type=\"other\",result=\"ok\"");
-  other_rej = &r.counter("tachyon_txs", "Txs answered, by type and result",
-                         "type=\"other\",result=\"rejected\"");
+    checks_[t] =
+        &r.counter("tachyon_signature_checks", "Ed25519 checks of tx signatures, by tx type", l);
+    tachyon::Counter& cpu = cpu_ns_.emplace_back();
+    r.counter_fn(
+        "tachyon_signature_check_cpu_seconds",
+        "CPU the signature checks took, by tx type (every 8th check timed, counted 8 times)", l,
+        [&cpu] { return double(cpu.value()) * 1e-9; });
+    check_cpu_ns_[t] = &cpu;
+  };
+  int other = -1;
   for (int t = 0; t < 256; ++t) {
-    if (dry_run_[t] == nullptr) {
-      dry_run_[t] = other_dry;
-      ok_[t] = other_ok;
-      rejected_[t] = other_rej;
-      checks_[t] = checks_other_;
-      check_cpu_ns_[t] = check_cpu_ns_other_;
+    if (const char* n = tx_type_name(t)) {
+      one(t, std::string("type=\"") + n + "\"");
+    } else if (other < 0) {
+      one(other = t, "type=\"other\"");
+    } else {
+      dry_run_[t] = dry_run_[other];
+      ok_[t] = ok_[other];
+      rejected_[t] = rejected_[other];
+      checks_[t] = checks_[other];
+      check_cpu_ns_[t] = check_cpu_ns_[other];
     }
   }
+}
+
+ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers)
+    : reg_(r), ws_queued_(workers == 0 ? 1 : workers) {
+  const size_t shards = workers == 0 ? 1 : workers;
+  register_by_type(r, shards);
   for (size_t s = 0; s < size_t(Stage::kCount); ++s) {
     stages_[s] = &r.histogram("tachyon_tx_stage",
                               "A tx's life by stage (stamps from api receipt to the reply sent)",

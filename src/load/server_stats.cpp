@@ -73,17 +73,6 @@ std::string read_server_cost(pid_t pid, ServerCost& out) {
   return "";
 }
 
-int64_t group_commits_in(std::string_view metrics) {
-  constexpr std::string_view kName = "\ntachyon_journal_group_commit_txs_count ";
-  const size_t at = metrics.find(kName);
-  if (at == std::string_view::npos) return -1;
-  int64_t n = 0;
-  for (size_t i = at + kName.size(); i < metrics.size() && metrics[i] >= '0' && metrics[i] <= '9';
-       ++i)
-    n = n * 10 + (metrics[i] - '0');
-  return n;
-}
-
 double metric_sum(std::string_view metrics, std::string_view name) {
   double sum = -1;
   for (size_t pos = 0; pos < metrics.size();) {
@@ -98,6 +87,10 @@ double metric_sum(std::string_view metrics, std::string_view name) {
     sum = std::max(sum, 0.0) + std::strtod(value.c_str(), nullptr);
   }
   return sum;
+}
+
+int64_t group_commits_in(std::string_view metrics) {
+  return static_cast<int64_t>(metric_sum(metrics, "tachyon_journal_group_commit_txs_count"));
 }
 
 ServerCost cost_between(const ServerCost& before, const ServerCost& after) {

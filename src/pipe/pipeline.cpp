@@ -252,9 +252,6 @@ bool Pipeline::task_may_run() {
 // Both loops on one thread (PipelineConfig::one_thread): a tx's group commit, apply and publish
 // follow its execution with no wake-up in between. The sequencer's part ends first, then the
 // apply part once everything is routed (finish).
-// Hosted: a round that sequenced this many txs commits at once, linger or not.
-constexpr size_t kHostedGroup = 4;
-
 struct Pipeline::OneThread {
   OneThread(Pipeline& p, uint32_t linger_us)
       : s(p), a(p, p.cfg_.wait), linger(int64_t{linger_us} * 1000) {}
@@ -313,10 +310,8 @@ size_t Pipeline::one_thread_round(OneThread& t) {
     t.linger.sequenced(work, t.s.round_first_ns);
     if (work > 0 && !t.held && t.linger.hold()) {
       // Hosted, the host sleeps out the linger and reads its sockets first: the next round
-      // sequences what came meanwhile, and its group commit takes both rounds' txs. Not when one
-      // pass already brought a group: the host is busy, its passes are long, and a sleep would
-      // only take from its time.
-      if (t.hosted && work < kHostedGroup) {
+      // sequences what came meanwhile, and its group commit takes both rounds' txs.
+      if (t.hosted && work < CommitLinger::kHostedGroup) {
         t.held = true;
         return work;
       }

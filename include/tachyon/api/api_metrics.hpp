@@ -97,7 +97,7 @@ class ApiMetrics {
   int64_t slow_tx_dump_ns = 0;  // a tx life longer than this dumps the flight recorder (0: off)
 
  private:
-  void signature_counters(MetricRegistrar& r, int t, const std::string& labels);
+  void register_by_type(MetricRegistrar& r, size_t shards);
 
   MetricRegistrar& reg_;
   std::array<tachyon::ShardedHistogram*, 256> dry_run_{};
@@ -107,7 +107,6 @@ class ApiMetrics {
   tachyon::ShardedHistogram* fanout_updates_ = nullptr;
   std::array<tachyon::Counter*, 256> ok_{}, rejected_{};
   std::array<tachyon::Counter*, 256> checks_{}, check_cpu_ns_{};
-  tachyon::Counter *checks_other_ = nullptr, *check_cpu_ns_other_ = nullptr;
   std::deque<tachyon::Counter> cpu_ns_;                       // check_cpu_ns_'s, exposed in seconds
   absl::flat_hash_map<uint32_t, tachyon::Counter*> rejects_;  // fixed after construction
   tachyon::Counter* reject_other_ = nullptr;

@@ -15,6 +15,11 @@ namespace tachyon::pipe {
 
 class CommitLinger {
  public:
+  // Hosted on an api worker, a round that sequenced this many txs commits at once: one pass over
+  // the sockets already brought a group, so the worker is busy and a sleep would only take from
+  // its time.
+  static constexpr size_t kHostedGroup = 4;
+
   explicit CommitLinger(int64_t linger_ns) : linger_ns_(linger_ns) {}
 
   // A round sequenced `txs` txs, the first at `first_ns`. The gaps between txs: the first's since
