@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
@@ -50,6 +51,25 @@ void json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+void append_u64(std::string& out, uint64_t v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+// ns as µs with three decimals ("12.345"): integers only, no printf of a double (a dump formats
+// a few hundred thousand of these).
+void append_us(std::string& out, int64_t ns) {
+  if (ns < 0) {
+    out += '-';
+    ns = -ns;
+  }
+  append_u64(out, static_cast<uint64_t>(ns) / 1000);
+  const auto frac = static_cast<unsigned>(static_cast<uint64_t>(ns) % 1000);
+  const char dec[4] = {'.', char('0' + frac / 100), char('0' + frac / 10 % 10),
+                       char('0' + frac % 10)};
+  out.append(dec, 4);
+}
+
 }  // namespace
 
 std::string FlightRecorder::chrome_json(int64_t now_ns) const {
@@ -57,19 +77,21 @@ std::string FlightRecorder::chrome_json(int64_t now_ns) const {
   const int64_t from = now_ns - cfg_.window_ns;
   std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   bool first = true;
-  char buf[256];
   auto sep = [&] {
     if (!first) out += ",\n";
     first = false;
   };
+  std::vector<std::string> quoted(names_.size());  // each name as a JSON string, once
+  for (size_t i = 0; i < names_.size(); ++i) json_string(quoted[i], names_[i]);
   std::vector<TraceEvent> evs;
   for (size_t t = 0; t < tracks_.size(); ++t) {
     const Track& tr = *tracks_[t];
+    std::string tid = ",\"pid\":1,\"tid\":";
+    append_u64(tid, t + 1);
     sep();
-    std::snprintf(
-        buf, sizeof buf,
-        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":%zu,\"args\":{\"name\":", t + 1);
-    out += buf;
+    out += "{\"ph\":\"M\",\"name\":\"thread_name\"";
+    out += tid;
+    out += ",\"args\":{\"name\":";
     json_string(out, tr.name());
     out += "}}";
     // Newest first until the window ends or the writer overwrote what we would read next.
@@ -83,27 +105,21 @@ std::string FlightRecorder::chrome_json(int64_t now_ns) const {
     std::reverse(evs.begin(), evs.end());
     for (const TraceEvent& e : evs) {
       sep();
-      const std::string& name = e.name < names_.size() ? names_[e.name] : names_[0];
       out += "{\"name\":";
-      json_string(out, name);
-      const double ts_us = double(e.ts_ns) / 1000.0;
+      out += quoted[e.name < quoted.size() ? e.name : 0];
+      out += e.kind == 'X'   ? ",\"ph\":\"X\""
+             : e.kind == 'C' ? ",\"ph\":\"C\""
+                             : ",\"ph\":\"i\",\"s\":\"t\"";
+      out += tid;
+      out += ",\"ts\":";
+      append_us(out, e.ts_ns);
       if (e.kind == 'X') {
-        std::snprintf(buf, sizeof buf,
-                      ",\"ph\":\"X\",\"pid\":1,\"tid\":%zu,\"ts\":%.3f,\"dur\":%.3f,"
-                      "\"args\":{\"v\":%" PRIu64 "}}",
-                      t + 1, ts_us, double(e.dur_ns) / 1000.0, e.arg);
-      } else if (e.kind == 'C') {
-        std::snprintf(buf, sizeof buf,
-                      ",\"ph\":\"C\",\"pid\":1,\"tid\":%zu,\"ts\":%.3f,\"args\":{\"v\":%" PRIu64
-                      "}}",
-                      t + 1, ts_us, e.arg);
-      } else {
-        std::snprintf(buf, sizeof buf,
-                      ",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":%zu,\"ts\":%.3f,"
-                      "\"args\":{\"v\":%" PRIu64 "}}",
-                      t + 1, ts_us, e.arg);
+        out += ",\"dur\":";
+        append_us(out, e.dur_ns);
       }
-      out += buf;
+      out += ",\"args\":{\"v\":";
+      append_u64(out, e.arg);
+      out += "}}";
     }
   }
   out += "]}\n";

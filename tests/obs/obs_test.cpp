@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -175,6 +176,13 @@ TEST(FlightRecorder, ChromeJsonHoldsTheWindowsEventsPerThread) {
   b.counter(batch, now - 10, 17);
   b.instant(batch, now - 5, 3);
   const std::string js = rec.chrome_json(now);
+  // Times in µs with ns precision, printed exactly: the newest span starts at now - 901 ns.
+  const int64_t newest = now - 1000 + 99;
+  char frac[8];
+  std::snprintf(frac, sizeof frac, ".%03d", static_cast<int>(newest % 1000));
+  EXPECT_NE(js.find("\"ts\":" + std::to_string(newest / 1000) + frac + ",\"dur\":0.100,"),
+            std::string::npos)
+      << js.substr(0, 400);
   simdjson::dom::parser p;
   simdjson::dom::element doc;
   ASSERT_EQ(p.parse(js).get(doc), simdjson::SUCCESS) << js.substr(0, 400);
