@@ -52,9 +52,11 @@ bool ApiShared::account_allow(AccountIndex a) {
 }
 
 void ApiShared::remember_tx(const std::string& hash, const TxRecord& r) {
+  TxHashBytes h;
+  if (!from_hex(hash, h.data(), h.size())) return;  // not a tx hash (tx_hash_hex makes them)
   std::lock_guard lk(tx_mu_);
-  if (!txs_.insert_or_assign(hash, r).second) return;
-  tx_order_.push_back(hash);
+  if (!txs_.insert_or_assign(h, r).second) return;
+  tx_order_.push_back(h);
   while (tx_order_.size() > cfg.tx_index_capacity) {
     txs_.erase(tx_order_.front());
     tx_order_.pop_front();
@@ -65,13 +67,15 @@ std::vector<std::pair<std::string, ApiShared::TxRecord>> ApiShared::tx_records()
   std::lock_guard lk(tx_mu_);
   std::vector<std::pair<std::string, TxRecord>> out;
   out.reserve(tx_order_.size());
-  for (const std::string& h : tx_order_) out.emplace_back(h, txs_.at(h));
+  for (const TxHashBytes& h : tx_order_) out.emplace_back(to_hex(h.data(), h.size()), txs_.at(h));
   return out;
 }
 
 std::optional<ApiShared::TxRecord> ApiShared::find_tx(const std::string& hash) {
+  TxHashBytes h;
+  if (!from_hex(hash, h.data(), h.size())) return std::nullopt;
   std::lock_guard lk(tx_mu_);
-  auto it = txs_.find(hash);
+  auto it = txs_.find(h);
   if (it == txs_.end()) return std::nullopt;
   return it->second;
 }

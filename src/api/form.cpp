@@ -1,5 +1,7 @@
 #include "tachyon/api/form.hpp"
 
+#include "json_scratch.hpp"
+
 #include <simdjson.h>
 
 #include <cctype>
@@ -87,11 +89,10 @@ bool parse_form(std::string_view ct, std::string_view body, FormFields& out, std
     return true;
   }
   if (ct.find("application/json") != std::string_view::npos) {
-    simdjson::ondemand::parser parser;
-    simdjson::padded_string p(body);
+    static thread_local JsonScratch js;
     simdjson::ondemand::document doc;
     simdjson::ondemand::object obj;
-    if (parser.iterate(p).get(doc) || doc.get_object().get(obj)) {
+    if (js.iterate(body).get(doc) || doc.get_object().get(obj)) {
       error = "the body is not a JSON object";
       return false;
     }

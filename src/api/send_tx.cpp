@@ -12,6 +12,8 @@
 #include "tachyon/core/clock.hpp"
 #include "tachyon/core/reject.hpp"
 
+#include "json_scratch.hpp"
+
 namespace tachyon::api {
 
 namespace {
@@ -40,9 +42,9 @@ HttpReply WorkerLogic::send_tx(RestCall& c, SendKind kind) {
   return send_form(f, c.req.admin, kind, c.deferred, c.done);
 }
 
-bool WorkerLogic::defer(const FormFields& f, bool admin, SendKind kind, ReplyFn& done) {
+bool WorkerLogic::defer(FormFields& f, bool admin, SendKind kind, ReplyFn& done) {
   if (pool_ == nullptr || admin || kind == SendKind::kDryRun) return false;
-  deferred_.push_back(Deferred{f, kind, std::move(done)});
+  deferred_.push_back(Deferred{std::move(f), kind, std::move(done)});
   return true;
 }
 
@@ -101,7 +103,7 @@ void WorkerLogic::add_verify_jobs(const Deferred& d, std::vector<VerifyPool::Job
   }
 }
 
-// sendTx / sendTxBatch / dryRun once the fields are decoded (REST form or WS `data`).
+// A tx's time in each stage from its receipt to its reply; a dump when it took too long.
 void WorkerLogic::record_stages(const pipe::Result& r, int64_t t_dry, int64_t t_sent) {
   ApiMetrics& m = shared_.metrics;
   m.stage(index_, Stage::kRecvToDryRun, t_dry - r.t_recv_ns);
@@ -171,19 +173,17 @@ std::optional<HttpReply> WorkerLogic::decode_txs(const FormFields& f, SendKind k
   const auto ts = field(f, "tx_types");
   const auto is = field(f, "tx_infos");
   if (!ts || !is) return error_reply(400, 21501, "tx_types and tx_infos are required");
-  simdjson::ondemand::parser p;
-  simdjson::padded_string pt(*ts), pi(*is);
+  static thread_local JsonScratch jt, ji;  // both documents are read at once
   simdjson::ondemand::document dt, di;
   simdjson::ondemand::array at, ai;
-  if (p.iterate(pt).get(dt) || dt.get_array().get(at))
+  if (jt.iterate(*ts).get(dt) || dt.get_array().get(at))
     return error_reply(400, 21501, "tx_types must be a JSON array of integers");
   for (auto v : at) {
     int64_t x = 0;
     if (v.get_int64().get(x)) return error_reply(400, 21501, "tx_types must be integers");
     types.push_back(static_cast<int>(x));
   }
-  simdjson::ondemand::parser p2;
-  if (p2.iterate(pi).get(di) || di.get_array().get(ai))
+  if (ji.iterate(*is).get(di) || di.get_array().get(ai))
     return error_reply(400, 21501, "tx_infos must be a JSON array of strings");
   for (auto v : ai) {
     std::string_view s;

@@ -4,6 +4,8 @@
 
 #include "tachyon/api/json_writer.hpp"
 
+#include "json_scratch.hpp"
+
 namespace tachyon::api {
 
 namespace sj = simdjson;
@@ -299,11 +301,10 @@ Reject parse_tx_info(int tx_type, std::string_view json, SignedTx& out, std::str
   }
   init_tx(tx_type, out);
   Tx& tx = out.tx;
-  static thread_local sj::ondemand::parser parser;
-  sj::padded_string padded(json);
+  static thread_local JsonScratch js;
   sj::ondemand::document doc;
   sj::ondemand::object obj;
-  if (parser.iterate(padded).get(doc) || doc.get_object().get(obj)) {
+  if (js.iterate(json).get(doc) || doc.get_object().get(obj)) {
     error = "tx_info is not a JSON object";
     return Reject::kInvalidTxInfo;
   }

@@ -13,6 +13,8 @@
 #include "tachyon/api/worker.hpp"
 #include "tachyon/core/clock.hpp"
 
+#include "json_scratch.hpp"
+
 namespace tachyon::api {
 
 namespace {
@@ -103,11 +105,10 @@ struct WsRequest {
   uint64_t nonce = 0;
 };
 bool parse_ws_request(std::string_view text, WsRequest& q) {
-  simdjson::ondemand::parser parser;
-  simdjson::padded_string padded(text);
+  static thread_local JsonScratch js;
   simdjson::ondemand::document doc;
   simdjson::ondemand::object obj;
-  if (parser.iterate(padded).get(doc) || doc.get_object().get(obj)) return false;
+  if (js.iterate(text).get(doc) || doc.get_object().get(obj)) return false;
   for (auto f : obj) {
     std::string_view k, sv;
     simdjson::ondemand::value v;
@@ -218,13 +219,12 @@ void WorkerLogic::ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std:
     c->on_disconnect.reset();
     return reply("disarmed");
   }
-  simdjson::ondemand::parser parser;
-  simdjson::padded_string padded(data);
+  static thread_local JsonScratch js;
   simdjson::ondemand::document doc;
   std::string_view info;
   int64_t type = 0;
   simdjson::ondemand::object obj;
-  if (parser.iterate(padded).get(doc) || doc.get_object().get(obj) ||
+  if (js.iterate(data).get(doc) || doc.get_object().get(obj) ||
       obj["tx_type"].get_int64().get(type)) {
     return push(*c, ws_error(30007, "data must hold tx_type 16 and a signed tx_info", id));
   }
@@ -431,11 +431,10 @@ void WorkerLogic::ws_resume(const std::shared_ptr<WsConn>& c, std::string_view n
 namespace {
 // A jsonapi/sendtx message's `data` as the REST form's fields; false when it is not an object.
 bool ws_tx_fields(std::string_view data, FormFields& f) {
-  simdjson::ondemand::parser parser;
-  simdjson::padded_string padded(data);
+  static thread_local JsonScratch js;
   simdjson::ondemand::document doc;
   simdjson::ondemand::object obj;
-  if (data.empty() || parser.iterate(padded).get(doc) || doc.get_object().get(obj)) return false;
+  if (data.empty() || js.iterate(data).get(doc) || doc.get_object().get(obj)) return false;
   for (auto fld : obj) {
     std::string_view k;
     simdjson::ondemand::value v;
@@ -470,17 +469,23 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
     auto conn = weak.lock();
     if (!conn) return;
     // Turn the REST reply into the WS shape: success echoes type and id; failure is an error.
-    simdjson::ondemand::parser p;
-    simdjson::padded_string pb(r.body);
-    simdjson::ondemand::document d;
-    int64_t code = 0;
-    std::string_view message;
-    if (r.status != 200 && !p.iterate(pb).get(d) && !d["code"].get_int64().get(code)) {
-      if (d["message"].get_string().get(message)) message = "rejected";
-      push(*conn, ws_error(static_cast<int>(code), message, id));
-      return;
+    if (r.status != 200) {
+      simdjson::ondemand::parser p;
+      simdjson::padded_string pb(r.body);
+      simdjson::ondemand::document d;
+      int64_t code = 0;
+      std::string_view message;
+      if (!p.iterate(pb).get(d) && !d["code"].get_int64().get(code)) {
+        if (d["message"].get_string().get(message)) message = "rejected";
+        push(*conn, ws_error(static_cast<int>(code), message, id));
+        return;
+      }
     }
-    std::string s = "{\"type\":\"" + std::string(type) + "\",\"id\":";
+    std::string s;
+    s.reserve(r.body.size() + id.size() + 48);
+    s += "{\"type\":\"";
+    s += type;
+    s += "\",\"id\":";
     JsonWriter(s).str(id);
     s += ",";
     s.append(r.body, 1, std::string::npos);  // the REST object's members

@@ -192,9 +192,10 @@ class ApiShared {
   std::vector<std::unique_ptr<BroadcastLog<TxHashBytes>>> tx_hashes_;  // per worker
   mutable std::mutex console_mu_;
   std::shared_ptr<const std::string> console_metrics_;
+  // Keyed by the hash's bytes: no string to allocate, copy or free per tx on the reply path.
   std::mutex tx_mu_;
-  absl::flat_hash_map<std::string, TxRecord> txs_;
-  std::deque<std::string> tx_order_;
+  absl::flat_hash_map<TxHashBytes, TxRecord> txs_;
+  std::deque<TxHashBytes> tx_order_;
 };
 
 struct HttpRequest {
@@ -401,8 +402,9 @@ class WorkerLogic {
     SendKind kind;
     ReplyFn done;
   };
-  // Defers a request to submit (not a dry run, not the admin listener's) when there is a pool.
-  bool defer(const FormFields& f, bool admin, SendKind kind, ReplyFn& done);
+  // Defers a request to submit (not a dry run, not the admin listener's) when there is a pool,
+  // taking `f` and `done` (both left as they were when it returns false).
+  bool defer(FormFields& f, bool admin, SendKind kind, ReplyFn& done);
   void add_verify_jobs(const Deferred& d, std::vector<VerifyPool::Job>& jobs);
   void ws_resume(const std::shared_ptr<WsConn>& c, std::string_view channel, uint64_t nonce);
   void ws_cancel_on_disconnect(const std::shared_ptr<WsConn>& c, std::string_view data,
