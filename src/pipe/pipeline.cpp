@@ -262,7 +262,8 @@ struct Pipeline::OneThread {
   bool space_wait = false;  // the last round found the disk full
   bool finished = false;
   bool hosted = false;  // rounds run by a host between its passes over its sockets (host_step)
-  bool held = false;    // hosted: the last round held its group commit back (host_linger_us)
+  bool held = false;    // hosted: the last round held its group commit back
+  bool held_asleep = false;  // ... and the host sleeps out the linger first (host_linger_us)
 };
 
 void Pipeline::one_thread_loop() {
@@ -309,13 +310,14 @@ size_t Pipeline::one_thread_round(OneThread& t) {
     work += sequencer_round(t.s);
     t.linger.sequenced(work, t.s.round_first_ns);
     if (work > 0 && !t.held && t.linger.hold()) {
-      // Hosted, the host sleeps out the linger and reads its sockets first: the next round
-      // sequences what came meanwhile, and its group commit takes both rounds' txs.
-      if (t.hosted && work < CommitLinger::kHostedGroup) {
+      // Hosted, the host reads its sockets first (a small round: after sleeping out the linger);
+      // the next round sequences what came meanwhile, and its group commit takes both rounds'.
+      if (t.hosted) {
         t.held = true;
+        t.held_asleep = work < CommitLinger::kHostedGroup;
         return work;
       }
-      if (!t.hosted) work += linger_round(t.s, t.linger);
+      work += linger_round(t.s, t.linger);
     }
     if (work == 0 && sequencer_may_end()) {
       sequencer_end();
@@ -356,7 +358,8 @@ size_t Pipeline::host_step() {
 // Host thread, after host_step: the linger to sleep out, unannounced, before the next pass over
 // its sockets (0: none). The host's sockets wait meanwhile, as the txs held do.
 long Pipeline::host_linger_us() const {
-  return host_loop_ && host_loop_->held ? host_loop_->linger.linger_ns() / 1000 : 0;
+  const bool asleep = host_loop_ && host_loop_->held && host_loop_->held_asleep;
+  return asleep ? host_loop_->linger.linger_ns() / 1000 : 0;
 }
 
 // Host thread: the sleep is announced to the bell first (a ring from then on makes its eventfd

@@ -264,10 +264,11 @@ TEST(HostedPipeline, a_commit_linger_holds_a_rounds_commit_for_what_the_host_rea
   h.expect_replay_equal();
 }
 
-// Which rounds hold their commit, the test's thread hosting: one that sequenced a single tx while
-// txs come faster than one per linger (100 ms here: this thread's pauses never reach it), and
-// not the round after it, nor one that brought a group of its own.
-TEST(HostedPipeline, a_lone_tx_is_held_for_the_linger_and_a_group_commits_at_once) {
+// Which rounds hold their commit, the test's thread hosting, while txs come faster than one per
+// linger (100 ms here: this thread's pauses never reach it): one that sequenced a single tx, for
+// the linger; one that brought a group of its own, without a sleep, until the next round; never
+// the round after a held one.
+TEST(HostedPipeline, a_lone_tx_is_held_for_the_linger_and_a_group_until_the_next_pass) {
   Hosted h(1, 0, 100'000);
   h.p->start();
   uint64_t sent = 0;
@@ -283,11 +284,20 @@ TEST(HostedPipeline, a_lone_tx_is_held_for_the_linger_and_a_group_commits_at_onc
     step();
     step();
   }
+  auto commits = [&] { return h.journal->stats().commits; };
   submit(1);
+  uint64_t before = commits();
   EXPECT_EQ(step(), 100'000) << "a lone tx waits for company";
+  EXPECT_EQ(commits(), before);
   EXPECT_EQ(step(), 0) << "then it is committed";
+  EXPECT_EQ(commits(), before + 1);
   submit(5);
-  EXPECT_EQ(step(), 0) << "a round that brings a group commits it at once";
+  before = commits();
+  EXPECT_EQ(step(), 0) << "a round that brings a group holds it without a sleep";
+  EXPECT_EQ(commits(), before);
+  submit(2);
+  EXPECT_EQ(step(), 0);
+  EXPECT_EQ(commits(), before + 1) << "the next round commits both rounds' txs at once";
   ASSERT_TRUE(eventually([&] {
     step();
     h.take(0);

@@ -15,9 +15,10 @@ namespace tachyon::pipe {
 
 class CommitLinger {
  public:
-  // Hosted on an api worker, a round that sequenced this many txs commits at once: one pass over
-  // the sockets already brought a group, so the worker is busy and a sleep would only take from
-  // its time.
+  // Hosted on an api worker, a round that sequenced this many txs holds its commit without a
+  // sleep: one pass over the sockets already brought a group, so the worker is busy and a sleep
+  // would only take from its time; its next pass, at once, brings what came meanwhile, and the
+  // round after it commits both (at once when that pass brought nothing).
   static constexpr size_t kHostedGroup = 4;
 
   explicit CommitLinger(int64_t linger_ns) : linger_ns_(linger_ns) {}
