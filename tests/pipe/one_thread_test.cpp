@@ -190,7 +190,7 @@ TEST(OneThreadPipeline, a_full_disk_stops_the_intake_and_trading_resumes_when_sp
   EXPECT_EQ(rec->state_hash(), p.engine().state_hash());
 }
 
-TEST(CommitLinger, holds_only_while_txs_come_faster_than_one_per_linger) {
+TEST(CommitLinger, holds_only_while_txs_come_faster_than_one_per_two_lingers) {
   pipe::CommitLinger off(0), l(300'000);
   EXPECT_FALSE(l.hold());  // nothing seen yet
   int64_t t = 1'000'000'000;
@@ -201,6 +201,8 @@ TEST(CommitLinger, holds_only_while_txs_come_faster_than_one_per_linger) {
   EXPECT_TRUE(l.hold());
   EXPECT_FALSE(off.hold());
   EXPECT_NEAR(static_cast<double>(l.mean_gap_ns()), 100'000.0, 5'000.0);
+  for (int i = 0; i < 40; ++i, t += 500'000) l.sequenced(1, t);  // one per 500 µs
+  EXPECT_TRUE(l.hold());
   for (int i = 0; i < 40; ++i, t += 1'000'000) l.sequenced(1, t);  // one per ms
   EXPECT_FALSE(l.hold());
   l.sequenced(0, t + 1);  // an empty round changes nothing
