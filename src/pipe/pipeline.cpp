@@ -261,8 +261,8 @@ struct Pipeline::OneThread {
   bool sequencing = true;
   bool space_wait = false;  // the last round found the disk full
   bool finished = false;
-  bool hosted = false;  // rounds run by a host between its passes over its sockets (host_step)
-  bool held = false;    // hosted: the last round held its group commit back
+  bool hosted = false;       // rounds run by a host between its passes over its sockets (host_step)
+  bool held = false;         // hosted: the last round held its group commit back
   bool held_asleep = false;  // ... and the host sleeps out the linger first (host_linger_us)
 };
 
