@@ -470,12 +470,11 @@ void WorkerLogic::ws_sendtx(const std::shared_ptr<WsConn>& c, std::string_view d
     if (!conn) return;
     // Turn the REST reply into the WS shape: success echoes type and id; failure is an error.
     if (r.status != 200) {
-      simdjson::ondemand::parser p;
-      simdjson::padded_string pb(r.body);
+      static thread_local JsonScratch js;
       simdjson::ondemand::document d;
       int64_t code = 0;
       std::string_view message;
-      if (!p.iterate(pb).get(d) && !d["code"].get_int64().get(code)) {
+      if (!js.iterate(r.body).get(d) && !d["code"].get_int64().get(code)) {
         if (d["message"].get_string().get(message)) message = "rejected";
         push(*conn, ws_error(static_cast<int>(code), message, id));
         return;
