@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "tachyon/api/ed25519.hpp"
 #include "tachyon/codec/tx_hash.hpp"
 
 namespace tachyon::api {
@@ -31,7 +32,8 @@ Signature sign_tx(const Tx& tx, uint32_t chain_id, const SecretKey& sk) {
 
 bool verify_tx(const Tx& tx, uint32_t chain_id, const Signature& sig, const PublicKey& pk) {
   const auto msg = codec::canonical_tx_bytes(tx, chain_id);
-  return crypto_sign_verify_detached(sig.data(), msg.data(), msg.size(), pk.data()) == 0;
+  return ed25519::verify(std::string_view(reinterpret_cast<const char*>(msg.data()), msg.size()),
+                         sig, pk);
 }
 
 std::string tx_hash_hex(const Tx& tx, uint32_t chain_id) {
@@ -82,8 +84,7 @@ std::optional<AuthToken> parse_auth_token(std::string_view token, uint32_t chain
 }
 
 bool verify_detached(std::string_view message, const Signature& sig, const PublicKey& pk) {
-  return crypto_sign_verify_detached(sig.data(), reinterpret_cast<const uint8_t*>(message.data()),
-                                     message.size(), pk.data()) == 0;
+  return ed25519::verify(message, sig, pk);
 }
 
 std::string to_hex(const uint8_t* p, size_t n) {
