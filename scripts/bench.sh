@@ -40,6 +40,7 @@ gbench() {
 echo "== benchmarks (short mode)"
 gbench bench_engine --gbench_only=1 --benchmark_filter='mixed/(engine|engine_book|std_map_book)/'
 gbench bench_json
+gbench bench_verify
 gbench bench_codec
 gbench bench_risk --benchmark_filter='/10000/'
 run bench_ring "$B/bench_ring" 5000000 0
@@ -60,6 +61,10 @@ echo "== instructions per operation (callgrind)"
 for w in engine apply codec; do
   run "callgrind_$w" valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.$w" \
     --toggle-collect=measured "$B/bench_instructions" "$w" 20000
+done
+for w in verify_libsodium verify_tables; do
+  run "callgrind_$w" valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.$w" \
+    --toggle-collect=measured "$B/bench_instructions" "$w" 200
 done
 
 echo "== context switches per tx: the server under tachyon-load at a fixed rate"

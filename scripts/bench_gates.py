@@ -12,7 +12,8 @@ and the baseline, so a red run says what moved:
     the codec: at most the baseline + 5%;
   - context switches per tx of the whole server at a fixed offered rate: at most the budget;
   - ratios measured in the same run: engine book vs std::map book, SpscRing vs
-    boost::lockfree::spsc_queue, JsonWriter vs Boost.JSON: at least a floor well under today's.
+    boost::lockfree::spsc_queue, JsonWriter vs Boost.JSON, and the instructions of libsodium's
+    Ed25519 check vs the table-driven one: at least a floor well under today's.
 --update-baseline writes the measured instruction counts into the baseline (budgets and floors
 stay as they are).
 """
@@ -142,6 +143,9 @@ def main():
     enc = js["BM_BookEncode_BoostJson/100"] / js["BM_BookEncode_JsonWriter/100"]
     gate("JsonWriter vs Boost.JSON (book encode, 100 levels)", round(enc, 2), enc >= floors["json"],
          f">= {floors['json']}")
+    verify = instructions(out, "verify_libsodium") / instructions(out, "verify_tables")
+    gate("Ed25519 check: libsodium vs key tables (instructions)", round(verify, 2),
+         verify >= floors["verify"], f">= {floors['verify']}")
     info.append(("engine ns per mixed tx (this run, not gated)",
                  round(eng["mixed/engine/manual_time"], 1)))
 

@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 secs="${1:-10}"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz --target fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load \
-  fuzz_tx_info fuzz_ws_message
+  fuzz_tx_info fuzz_ws_message fuzz_ed25519
 mkdir -p build/fuzz/artifacts
-for t in fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load fuzz_tx_info fuzz_ws_message; do
+for t in fuzz_decode_tx fuzz_decode_update fuzz_snapshot_load fuzz_tx_info fuzz_ws_message \
+  fuzz_ed25519; do
   mkdir -p "build/fuzz/corpus/$t"
   echo "== $t for ${secs}s"
   # The corpus grows in build/fuzz/corpus/$t; fuzz/seeds/$t (if any) gives it a start.

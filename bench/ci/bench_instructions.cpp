@@ -7,6 +7,10 @@
 //   bench_instructions apply N    the state updates of those txs through the read model (books and
 //                                 views), published every 64 txs
 //   bench_instructions codec N    each of those txs encoded and decoded
+//   bench_instructions verify_libsodium N   N Ed25519 checks of one signed tx by libsodium
+//   bench_instructions verify_tables N      the same by ed25519::verify, the key's tables built
+#include <sodium.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -14,7 +18,10 @@
 #include <vector>
 
 #include "app/random_stream.hpp"
+#include "tachyon/api/crypto.hpp"
+#include "tachyon/api/ed25519.hpp"
 #include "tachyon/codec/codec.hpp"
+#include "tachyon/codec/tx_hash.hpp"
 #include "tachyon/engine/engine.hpp"
 #include "tachyon/pipe/read_model.hpp"
 
@@ -30,7 +37,20 @@ class Collect final : public UpdateSink {
 
 struct Input {
   std::vector<Tx> genesis, txs;
+  std::vector<uint8_t> message;  // a tx's canonical bytes, its signature and key (verify_*)
+  api::Signature sig{};
+  api::PublicKey pk{};
 };
+
+// A fixed key (seeded) signing the first tx: the same scalars, so the same count, every run.
+void make_signed(Input& in) {
+  api::crypto_init();
+  uint8_t seed[32] = {7};
+  api::SecretKey sk;
+  crypto_sign_seed_keypair(in.pk.data(), sk.data(), seed);
+  in.sig = api::sign_tx(in.txs.at(0), 1, sk);
+  in.message = codec::canonical_tx_bytes(in.txs.at(0), 1);
+}
 
 // The stream's genesis and its next n txs, as a client would send them.
 Input make_input(size_t n) {
@@ -75,6 +95,15 @@ extern "C" __attribute__((noinline)) size_t measured(const std::string& what, co
       if (u.type == UpdateType::kTxResult && ++txs % 64 == 0) model->publish(0, u.result.seq);
     }
     ops = updates.size();
+  } else if (what == "verify_libsodium" || what == "verify_tables") {
+    const std::string_view m(reinterpret_cast<const char*>(in.message.data()), in.message.size());
+    const bool tables = what == "verify_tables";
+    for (size_t i = 0; i < in.txs.size(); ++i) {
+      const bool ok = tables ? api::ed25519::verify(m, in.sig, in.pk)
+                             : api::ed25519::verify_reference(m, in.sig, in.pk);
+      if (!ok) std::abort();
+    }
+    ops = in.txs.size();
   } else if (what == "codec") {
     uint8_t buf[codec::kMaxRecordSize];
     for (const Tx& tx : in.txs) {
@@ -91,15 +120,23 @@ extern "C" __attribute__((noinline)) size_t measured(const std::string& what, co
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: bench_instructions engine|apply|codec N\n");
+    std::fprintf(stderr,
+                 "usage: bench_instructions engine|apply|codec|verify_libsodium|verify_tables N\n");
     return 2;
   }
   const std::string what = argv[1];
-  if (what != "engine" && what != "apply" && what != "codec") {
+  if (what != "engine" && what != "apply" && what != "codec" && what != "verify_libsodium" &&
+      what != "verify_tables") {
     std::fprintf(stderr, "bench_instructions: unknown workload '%s'\n", what.c_str());
     return 2;
   }
-  const Input in = make_input(std::strtoull(argv[2], nullptr, 10));
+  Input in = make_input(std::strtoull(argv[2], nullptr, 10));
+  if (what.starts_with("verify")) {
+    make_signed(in);
+    // The key's tables are built by its first accepted check, outside the counted part.
+    const std::string_view m(reinterpret_cast<const char*>(in.message.data()), in.message.size());
+    if (!api::ed25519::verify(m, in.sig, in.pk)) std::abort();
+  }
   auto e = after_genesis(in);
   std::unique_ptr<pipe::ReadModel> model;
   Collect collected;
