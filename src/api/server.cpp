@@ -416,10 +416,10 @@ class TlsDetect : public std::enable_shared_from_this<TlsDetect> {
 // ---- server ----
 
 // A batch of fewer txs is checked by api worker 0 alone. A helper's wake-up costs a context switch
-// and, woken tens of µs late, it often finds little left to take: against a threshold of 3, 5 cost
-// 0.06-0.2 fewer switches per tx at 5,000-10,000 tx/s here and no more CPU, for 0.1-0.2 ms more ack
-// p50; 8 cut the switches further but let the ack p99 at 10,000 tx/s grow past 10 ms.
-constexpr size_t kVerifyMinBatch = 5;
+// and, woken tens of µs late, it often finds little left to take. With checks of ~20 µs (key
+// tables), 12 cost 0.13-0.16 fewer switches per tx at 10,000 tx/s here than 5, with the same ack
+// p99 (2.3-2.6 ms); no helper at all cost another 0.0-0.04 but let that p99 grow to 3.1-3.7 ms.
+constexpr size_t kVerifyMinBatch = 12;
 
 struct ApiServer::Impl {
   Impl(ApiShared& s, pipe::Front& p) : shared(s), pipe(p) {}

@@ -45,7 +45,7 @@ class VerifyPool {
   // returned for each of them, or finish did.
   void start(std::span<Job> jobs);
   // Owner, after start: returns once job i of the batch is checked (a helper's last job may
-  // still run: at most one check, ~50 µs, from done).
+  // still run: at most one check, ~20 µs, from done).
   void wait(size_t i) const;
   // Owner: returns once every job of the last batch is checked (the helpers are done with it).
   void finish();
