@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "tachyon/api/ed25519.hpp"
+
 namespace tachyon::api {
 
 namespace {
@@ -69,6 +71,18 @@ ApiMetrics::ApiMetrics(MetricRegistrar& r, uint32_t workers)
     : reg_(r), ws_queued_(workers == 0 ? 1 : workers) {
   const size_t shards = workers == 0 ? 1 : workers;
   register_by_type(r, shards);
+  using ed25519::cache_totals;
+  r.counter_fn("tachyon_signature_key_table_hits",
+               "Signature checks done with the key's tables (every checking thread)", "",
+               [] { return double(cache_totals().hits); });
+  r.counter_fn("tachyon_signature_key_table_misses",
+               "Signature checks left to libsodium: the key had no tables on that thread", "",
+               [] { return double(cache_totals().misses); });
+  r.counter_fn("tachyon_signature_key_tables_built",
+               "Key tables built (a key accepted by libsodium, its slot free or missed twice)", "",
+               [] { return double(cache_totals().builds); });
+  r.gauge_fn("tachyon_signature_key_tables", "Key tables held, all checking threads (~7.5 KB each)",
+             "", [] { return double(cache_totals().keys); });
   for (size_t s = 0; s < size_t(Stage::kCount); ++s) {
     stages_[s] = &r.histogram("tachyon_tx_stage",
                               "A tx's life by stage (stamps from api receipt to the reply sent)",

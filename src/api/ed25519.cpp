@@ -4,6 +4,7 @@
 #include <sodium.h>
 
 #include <array>
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -176,17 +177,30 @@ bool r_of_small_order(const uint8_t r[32]) {
   return false;
 }
 
+// Every thread's counts (relaxed: each is a tally read by /metrics, ordering nothing).
+struct Totals {
+  std::atomic<uint64_t> keys{0}, hits{0}, misses{0}, builds{0};
+  static void add(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
+};
+Totals g_totals;
+
 // The thread's key tables: slot = the key's first 8 bytes modulo the slot count.
 // Owner: the thread whose thread_local this is; never shared.
 class KeyCache {
  public:
+  KeyCache() = default;
+  KeyCache(const KeyCache&) = delete;
+  KeyCache& operator=(const KeyCache&) = delete;
+  ~KeyCache() { g_totals.keys.fetch_sub(stats_.keys, std::memory_order_relaxed); }
   const Table* find(const PublicKey& pk) {
     Slot& s = slot(pk);
     if (s.table && s.key == pk) {
       ++stats_.hits;
+      Totals::add(g_totals.hits);
       return s.table.get();
     }
     ++stats_.misses;
+    Totals::add(g_totals.misses);
     return nullptr;
   }
   // After libsodium accepted a signature under `pk`: a free slot takes the key; a held slot
@@ -202,10 +216,15 @@ class KeyCache {
     P3 a;
     if (!decode(a, pk.data(), c.d, c.sqrtm1)) return;
     a.X = fe_neg(a.X), a.T = fe_neg(a.T);  // -A: the check adds [h](-A)
-    if (!s.table) s.table = std::make_unique<Table>(), ++stats_.keys;
+    if (!s.table) {
+      s.table = std::make_unique<Table>();
+      ++stats_.keys;
+      Totals::add(g_totals.keys);
+    }
     build_table(*s.table, a, c.d2);
     s.key = pk;
     ++stats_.builds;
+    Totals::add(g_totals.builds);
   }
   CacheStats stats() const { return stats_; }
 
@@ -264,5 +283,11 @@ bool verify(std::string_view message, const Signature& sig, const PublicKey& pk)
 }
 
 CacheStats cache_stats() { return thread_cache().stats(); }
+
+CacheStats cache_totals() {
+  const auto get = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+  return CacheStats{get(g_totals.keys), get(g_totals.hits), get(g_totals.misses),
+                    get(g_totals.builds)};
+}
 
 }  // namespace tachyon::api::ed25519

@@ -171,6 +171,12 @@ TEST_P(VerifyHelpers, txs_put_off_to_the_end_of_a_pass_get_the_verdicts_of_one_b
   if (GetParam() == 1) {  // (with two workers the bursts are split, and may not make a batch)
     EXPECT_GT(metric(s, "tachyon_verify_shared_batches_total"), 0u) << "no batch was shared";
   }
+  // Each trader's key got tables on the threads that checked it, and most checks used them (the
+  // stranger's key never does: nothing it signed was accepted).
+  EXPECT_GE(metric(s, "tachyon_signature_key_tables_built_total"), traders.size());
+  EXPECT_GE(metric(s, "tachyon_signature_key_tables"), traders.size());
+  EXPECT_GT(metric(s, "tachyon_signature_key_table_hits_total"),
+            metric(s, "tachyon_signature_key_table_misses_total"));
   EXPECT_EQ(s.stop(), 0) << s.log();
 }
 
