@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include <array>
 #include <charconv>
 #include <cstring>
 
@@ -87,18 +88,62 @@ bool verify_detached(std::string_view message, const Signature& sig, const Publi
   return ed25519::verify(message, sig, pk);
 }
 
+// Hex and base64 of public data (hashes, keys, signatures), by table: variable time, unlike
+// libsodium's, which the secret-key forms below keep.
+namespace {
+constexpr uint8_t kBad = 0xff;
+struct DecodeTables {
+  std::array<uint8_t, 256> hex{}, b64{};
+  constexpr DecodeTables() {
+    for (auto& v : hex) v = kBad;
+    for (auto& v : b64) v = kBad;
+    for (int i = 0; i < 10; ++i) hex['0' + i] = uint8_t(i);
+    for (int i = 0; i < 6; ++i) hex['a' + i] = hex['A' + i] = uint8_t(10 + i);
+    for (int i = 0; i < 26; ++i) b64['A' + i] = uint8_t(i), b64['a' + i] = uint8_t(26 + i);
+    for (int i = 0; i < 10; ++i) b64['0' + i] = uint8_t(52 + i);
+    b64['+'] = 62, b64['/'] = 63;
+  }
+};
+constexpr DecodeTables kDecode;
+
+std::string_view strip_0x(std::string_view hex) {
+  if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
+  return hex;
+}
+}  // namespace
+
 std::string to_hex(const uint8_t* p, size_t n) {
-  std::string s(2 * n + 1, '\0');
-  sodium_bin2hex(s.data(), s.size(), p, n);
-  s.pop_back();
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s(2 * n, '\0');
+  for (size_t i = 0; i < n; ++i) s[2 * i] = kDigits[p[i] >> 4], s[2 * i + 1] = kDigits[p[i] & 15];
   return s;
 }
 
 bool from_hex(std::string_view hex, uint8_t* out, size_t n) {
-  if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
+  hex = strip_0x(hex);
   if (hex.size() != 2 * n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t hi = kDecode.hex[uint8_t(hex[2 * i])], lo = kDecode.hex[uint8_t(hex[2 * i + 1])];
+    if (hi > 15 || lo > 15) return false;
+    out[i] = uint8_t(hi << 4 | lo);
+  }
+  return true;
+}
+
+std::string secret_to_hex(const SecretKey& sk) {
+  std::string s(2 * sk.size() + 1, '\0');
+  sodium_bin2hex(s.data(), s.size(), sk.data(), sk.size());
+  s.pop_back();
+  return s;
+}
+
+bool secret_from_hex(std::string_view hex, SecretKey& sk) {
+  hex = strip_0x(hex);
+  if (hex.size() != 2 * sk.size()) return false;
   size_t got = 0;
-  return sodium_hex2bin(out, n, hex.data(), hex.size(), nullptr, &got, nullptr) == 0 && got == n;
+  return sodium_hex2bin(sk.data(), sk.size(), hex.data(), hex.size(), nullptr, &got, nullptr) ==
+             0 &&
+         got == sk.size();
 }
 
 std::string to_base64(const uint8_t* p, size_t n) {
@@ -109,11 +154,28 @@ std::string to_base64(const uint8_t* p, size_t n) {
   return s;
 }
 
+// Standard alphabet, padded: exactly 4 * ceil(n / 3) characters, the pad '=' only at the end and
+// the bits past the last byte zero (libsodium's sodium_base642bin refuses the same inputs).
 bool from_base64(std::string_view b64, uint8_t* out, size_t n) {
+  const size_t pad = (3 - n % 3) % 3, chars = 4 * ((n + 2) / 3);
+  if (b64.size() != chars) return false;
+  for (size_t i = chars - pad; i < chars; ++i) {
+    if (b64[i] != '=') return false;
+  }
+  uint32_t acc = 0;
+  unsigned bits = 0;
   size_t got = 0;
-  return sodium_base642bin(out, n, b64.data(), b64.size(), nullptr, &got, nullptr,
-                           sodium_base64_VARIANT_ORIGINAL) == 0 &&
-         got == n;
+  for (size_t i = 0; i < chars - pad; ++i) {
+    const uint8_t v = kDecode.b64[uint8_t(b64[i])];
+    if (v == kBad) return false;
+    acc = (acc << 6) | v, bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[got++] = uint8_t(acc >> bits);
+      acc &= (1u << bits) - 1;
+    }
+  }
+  return got == n && acc == 0;
 }
 
 }  // namespace tachyon::api

@@ -74,7 +74,7 @@ int snapshot_cmd(const std::string& path, bool verify) {
 bool read_key(const std::string& path, api::SecretKey& sk) {
   std::ifstream in(path);
   std::string hex;
-  if (!(in >> hex) || !api::from_hex(hex, sk.data(), sk.size())) {
+  if (!(in >> hex) || !api::secret_from_hex(hex, sk)) {
     std::fprintf(stderr, "tachyon-cli: %s is not a key file (128 hex characters)\n", path.c_str());
     return false;
   }
@@ -85,7 +85,7 @@ int keygen_cmd(const std::string& out) {
   api::PublicKey pk;
   api::SecretKey sk;
   api::keygen(pk, sk);
-  const std::string text = api::to_hex(sk.data(), sk.size()) + "\n";
+  const std::string text = api::secret_to_hex(sk) + "\n";
   if (Status s = store::posix_disk().write_file_new(out, text); !s.ok()) {
     std::fprintf(stderr, "tachyon-cli: cannot create %s\n", s.message().c_str());
     return 1;

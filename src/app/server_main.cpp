@@ -142,11 +142,10 @@ Status operator_key(const app::Config& c, api::PublicKey& pk) {
   std::string hex;
   api::SecretKey sk;
   if (in >> hex) {
-    if (!api::from_hex(hex, sk.data(), sk.size()))
-      return Status::error(path + " is not a key file");
+    if (!api::secret_from_hex(hex, sk)) return Status::error(path + " is not a key file");
   } else {
     api::keygen(pk, sk);
-    const std::string text = api::to_hex(sk.data(), sk.size()) + "\n";
+    const std::string text = api::secret_to_hex(sk) + "\n";
     if (Status s = store::posix_disk().write_file_new(path, text); !s.ok())
       return Status::error("cannot create the operator key: " + s.message());
     spdlog::info("operator key pair created in {} (public key {})", path,

@@ -174,7 +174,7 @@ std::string operator_key(const Options& o, api::SecretKey& op, int64_t& op_nonce
   {
     std::ifstream in(o.key_file);
     std::string hex;
-    if (!(in >> hex) || !api::from_hex(hex, op.data(), op.size()))
+    if (!(in >> hex) || !api::secret_from_hex(hex, op))
       return o.key_file + " is not an operator key file (hex secret key)";
   }
   HttpResult nn = http_call(o.host, o.admin_port, http::verb::get, "/admin/nextNonce");

@@ -58,7 +58,9 @@ TEST(Ed25519, accepts_what_libsodium_accepts_once_the_key_has_tables) {
   }
   const auto after = ed25519::cache_stats();
   EXPECT_GE(after.builds - before.builds, 20u);
-  EXPECT_GE(after.hits - before.hits, 20u * 9);  // all but each key's first check use tables
+  // Each key's first check, and its second when its slot was held, go to libsodium; the rest
+  // use the key's tables.
+  EXPECT_GE(after.hits - before.hits, 20u * 8);
 }
 
 TEST(Ed25519, refuses_every_single_bit_corruption_of_signature_key_or_message) {

@@ -39,9 +39,13 @@ std::optional<AuthToken> parse_auth_token(std::string_view token, uint32_t chain
 inline constexpr int64_t kMaxTokenLifetimeS = 8 * 3600;
 bool verify_detached(std::string_view message, const Signature& sig, const PublicKey& pk);
 
+// Public data (hashes, keys, signatures): variable time. from_hex takes either case and a "0x".
 std::string to_hex(const uint8_t* p, size_t n);
 bool from_hex(std::string_view hex, uint8_t* out, size_t n);  // exactly n bytes
 std::string to_base64(const uint8_t* p, size_t n);
-bool from_base64(std::string_view b64, uint8_t* out, size_t n);  // exactly n bytes
+bool from_base64(std::string_view b64, uint8_t* out, size_t n);  // exactly n bytes, padded
+// Secret keys (key files): libsodium's constant-time hex.
+std::string secret_to_hex(const SecretKey& sk);
+bool secret_from_hex(std::string_view hex, SecretKey& sk);
 
 }  // namespace tachyon::api
