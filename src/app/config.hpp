@@ -26,7 +26,7 @@ struct Config {
   store::Durability durability = store::Durability::kFsync;
   uint64_t segment_bytes = 64ull << 20;
   bool group_commit_on_apply = true;  // false: the journal's own writer thread
-  uint32_t commit_linger_us = 300;
+  uint32_t commit_linger_us = 450;
   bool preallocate_segments = true;
   uint64_t snapshot_every_txs = 1'000'000;
   uint32_t snapshot_interval_s = 300;
