@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sodium.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,7 +21,8 @@ std::vector<uint8_t> random_bytes(std::mt19937_64& rng, size_t n) {
 
 std::string sodium_hex(const std::vector<uint8_t>& b) {
   std::string s(2 * b.size() + 1, '\0');
-  sodium_bin2hex(s.data(), s.size(), b.data(), b.size());
+  const uint8_t none = 0;
+  sodium_bin2hex(s.data(), s.size(), b.empty() ? &none : b.data(), b.size());
   s.pop_back();
   return s;
 }
@@ -33,10 +35,14 @@ bool sodium_unhex(std::string_view hex, std::vector<uint8_t>& out) {
 }
 
 bool sodium_unbase64(std::string_view b64, std::vector<uint8_t>& out) {
+  uint8_t room[128];  // (libsodium takes no null buffer, as an empty vector's data() may be)
   size_t got = 0;
-  return sodium_base642bin(out.data(), out.size(), b64.data(), b64.size(), nullptr, &got, nullptr,
-                           sodium_base64_VARIANT_ORIGINAL) == 0 &&
-         got == out.size();
+  if (out.size() > sizeof room) return false;
+  const bool ok = sodium_base642bin(room, out.size(), b64.data(), b64.size(), nullptr, &got,
+                                    nullptr, sodium_base64_VARIANT_ORIGINAL) == 0 &&
+                  got == out.size();
+  std::copy(room, room + got, out.begin());
+  return ok;
 }
 
 // Every printable character, and a few that are not, at each position of `text`. Bytes above
