@@ -32,10 +32,10 @@ struct FloorConfig {
 
 struct Floors {
   tachyon::HistogramSnapshot ping, fdatasync;  // ns
-  double verify_ns = 0;         // libsodium's Ed25519 check: the median of 5 rounds of 400
-  double verify_tables_ns = 0;  // the server's check, the key's tables built: the same way
-  double fdatasync_switches = 0;               // per write + fdatasync, its thread's
-  std::optional<ServerCost> ping_cost;         // the server's, over the pings
+  double verify_ns = 0;                 // libsodium's Ed25519 check: the median of 5 rounds of 400
+  double verify_tables_ns = 0;          // the server's check, the key's tables built: the same way
+  double fdatasync_switches = 0;        // per write + fdatasync, its thread's
+  std::optional<ServerCost> ping_cost;  // the server's, over the pings
   std::string sync_dir;
 };
 
