@@ -24,13 +24,6 @@ constexpr int kDigits = kPartBits + 1;  // a part's NAF has at most one digit mo
 // For one point P: the odd multiples of 2^(32 j) P for each part j, affine (~7.5 KB).
 using Table = std::array<std::array<Affine, kOdd>, kParts>;
 
-Fe fe_from_hex_le(const char* hex) {  // 64 hex digits, little-endian bytes
-  uint8_t b[32];
-  size_t got = 0;
-  sodium_hex2bin(b, 32, hex, 64, nullptr, &got, nullptr);
-  return fe_frombytes(b);
-}
-
 struct Constants {
   Fe d, d2, sqrtm1;
   Table base;                                            // B's table
@@ -93,7 +86,9 @@ Constants::Constants() {
   decode(bp, b, d, sqrtm1);
   build_table(base, bp, d2);
   // y of the points of order 1, 2, 4 and 8: 1, -1, 0, y8, -y8.
-  const Fe y8 = fe_from_hex_le("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05");
+  uint8_t y8_bytes[32];  // little-endian
+  from_hex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05", y8_bytes, 32);
+  const Fe y8 = fe_frombytes(y8_bytes);
   const Fe ys[5] = {fe_small(1), fe_neg(fe_small(1)), fe_small(0), y8, fe_neg(y8)};
   for (int i = 0; i < 5; ++i) fe_tobytes(small_order_y[i].data(), ys[i]);
 }
@@ -191,15 +186,13 @@ class KeyCache {
   KeyCache() = default;
   KeyCache(const KeyCache&) = delete;
   KeyCache& operator=(const KeyCache&) = delete;
-  ~KeyCache() { g_totals.keys.fetch_sub(stats_.keys, std::memory_order_relaxed); }
+  ~KeyCache() { g_totals.keys.fetch_sub(keys_, std::memory_order_relaxed); }
   const Table* find(const PublicKey& pk) {
     Slot& s = slot(pk);
     if (s.table && s.key == pk) {
-      ++stats_.hits;
       Totals::add(g_totals.hits);
       return s.table.get();
     }
-    ++stats_.misses;
     Totals::add(g_totals.misses);
     return nullptr;
   }
@@ -218,15 +211,13 @@ class KeyCache {
     a.X = fe_neg(a.X), a.T = fe_neg(a.T);  // -A: the check adds [h](-A)
     if (!s.table) {
       s.table = std::make_unique<Table>();
-      ++stats_.keys;
+      ++keys_;
       Totals::add(g_totals.keys);
     }
     build_table(*s.table, a, c.d2);
     s.key = pk;
-    ++stats_.builds;
     Totals::add(g_totals.builds);
   }
-  CacheStats stats() const { return stats_; }
 
  private:
   struct Slot {
@@ -241,7 +232,7 @@ class KeyCache {
     return slots_[w % kCacheSlots];
   }
   std::vector<Slot> slots_;
-  CacheStats stats_;
+  size_t keys_ = 0;  // slots with a table (this thread's share of g_totals.keys)
 };
 
 KeyCache& thread_cache() {
@@ -281,8 +272,6 @@ bool verify(std::string_view message, const Signature& sig, const PublicKey& pk)
   cache.admit(pk);
   return true;
 }
-
-CacheStats cache_stats() { return thread_cache().stats(); }
 
 CacheStats cache_totals() {
   const auto get = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };

@@ -26,13 +26,11 @@ bool verify(std::string_view message, const Signature& sig, const PublicKey& pk)
 bool verify_reference(std::string_view message, const Signature& sig, const PublicKey& pk);
 
 // Checks through a key's tables (hits), checks left to libsodium (misses), tables built, and
-// keys held: the calling thread's since it started (cache_stats), or every thread's since the
-// process started (cache_totals: relaxed counters, for /metrics).
+// tables held, over every thread since the process started (relaxed counters, for /metrics).
 struct CacheStats {
   size_t keys = 0;
   uint64_t hits = 0, misses = 0, builds = 0;
 };
-CacheStats cache_stats();
 CacheStats cache_totals();
 inline constexpr size_t kCacheSlots = 4096;  // ~7.5 KB per key held (30 MB full), per thread
 
